@@ -1,0 +1,91 @@
+#include "algorithms.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "generators.hpp"
+
+namespace gencoll {
+
+namespace {
+struct AlgName {
+  Algorithm alg;
+  const char* name;
+};
+constexpr AlgName kAlgNames[] = {
+    {Algorithm::knomial, "knomial"},
+    {Algorithm::recursive_multiplying, "recursive_multiplying"},
+    {Algorithm::permuted_recursive_multiplying, "permuted_recursive_multiplying"},
+    {Algorithm::kring, "kring"},
+    {Algorithm::ring, "ring"},
+    {Algorithm::recursive_doubling, "recursive_doubling"},
+};
+}  // namespace
+
+const char* to_string(Collective c) { return c == Collective::allgather ? "allgather" : "allreduce"; }
+
+const char* to_string(Algorithm a) {
+  for (const AlgName& n : kAlgNames)
+    if (n.alg == a) return n.name;
+  return "?";
+}
+
+std::optional<Collective> parse_collective(const std::string& s) {
+  if (s == "allgather") return Collective::allgather;
+  if (s == "allreduce") return Collective::allreduce;
+  return std::nullopt;
+}
+
+std::optional<Algorithm> parse_algorithm(const std::string& s) {
+  for (const AlgName& n : kAlgNames)
+    if (s == n.name) return n.alg;
+  return std::nullopt;
+}
+
+const std::vector<Algorithm>& all_algorithms() {
+  static const std::vector<Algorithm> all = [] {
+    std::vector<Algorithm> v;
+    for (const AlgName& n : kAlgNames) v.push_back(n.alg);
+    return v;
+  }();
+  return all;
+}
+
+bool requires_commutative(Collective c, Algorithm a) {
+  if (c != Collective::allreduce) return false;
+  return a == Algorithm::kring || a == Algorithm::ring || a == Algorithm::permuted_recursive_multiplying;
+}
+
+int effective_radix(Algorithm a, int p, int k) {
+  switch (a) {
+    case Algorithm::ring: return std::max(p, 1);
+    case Algorithm::recursive_doubling: return 2;
+    default: return std::max(2, std::min(k, p));
+  }
+}
+
+Schedule generate(const CollParams& prm) {
+  if (prm.p < 1) throw std::invalid_argument("p = " + std::to_string(prm.p) + ": need p >= 1");
+  if (prm.rank < 0 || prm.rank >= prm.p)
+    throw std::invalid_argument("rank = " + std::to_string(prm.rank) + ": need 0 <= rank < p = " + std::to_string(prm.p));
+  if (prm.root < 0 || prm.root >= prm.p)
+    throw std::invalid_argument("root = " + std::to_string(prm.root) + ": need 0 <= root < p = " + std::to_string(prm.p));
+  const bool fixed = prm.alg == Algorithm::ring || prm.alg == Algorithm::recursive_doubling;
+  if (!fixed && prm.k < 2)
+    throw std::invalid_argument(std::string(to_string(prm.alg)) + ": radix k = " + std::to_string(prm.k) +
+                                ": need k >= 2 (k > p means p)");
+  const bool ag = prm.coll == Collective::allgather;
+  switch (prm.alg) {
+    case Algorithm::knomial: return ag ? allgather_knomial(prm) : allreduce_knomial(prm);
+    case Algorithm::recursive_multiplying:
+    case Algorithm::recursive_doubling:
+      return ag ? allgather_recursive_multiplying(prm, false) : allreduce_recursive_multiplying(prm, false);
+    case Algorithm::permuted_recursive_multiplying:
+      return ag ? allgather_recursive_multiplying(prm, true) : allreduce_recursive_multiplying(prm, true);
+    case Algorithm::kring:
+    case Algorithm::ring: return ag ? allgather_kring(prm) : allreduce_kring(prm);
+  }
+  throw std::invalid_argument("unknown algorithm");
+}
+
+}  // namespace gencoll

@@ -1,0 +1,60 @@
+// The generator entry point: (collective, algorithm, p, rank, k, count, root) ->
+// one rank's Schedule. Pure: no MPI, CUDA or environment access anywhere in coll/.
+//
+// Buffer conventions (in elements, see src/schedule.hpp):
+//   allgather: send[0, count) is this rank's block; recv holds p blocks, block i at
+//              [i*count, (i+1)*count).
+//   allreduce: send[0, count) is this rank's vector; recv[0, count) the result.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../src/schedule.hpp"
+
+namespace gencoll {
+
+enum class Collective { allgather, allreduce };
+
+enum class Algorithm {
+  knomial,                         // k-nomial tree (gather/reduce + bcast)
+  recursive_multiplying,           // k-1 partners per round, nearest first
+  permuted_recursive_multiplying,  // farthest partners first, contiguous receive, final permute
+  kring,                           // groups of k ranks: inter-group ring, then intra-group rings
+  ring,                            // baseline: kring with one group of p
+  recursive_doubling,              // baseline: recursive multiplying with k = 2
+};
+
+const char* to_string(Collective c);
+const char* to_string(Algorithm a);
+std::optional<Collective> parse_collective(const std::string& s);
+std::optional<Algorithm> parse_algorithm(const std::string& s);
+const std::vector<Algorithm>& all_algorithms();
+
+struct CollParams {
+  Collective coll = Collective::allreduce;
+  Algorithm alg = Algorithm::recursive_multiplying;
+  int p = 1;
+  int rank = 0;
+  int k = 2;                 // radix; ignored by the fixed-radix baselines
+  std::uint64_t count = 0;   // allgather: elements per block; allreduce: vector length
+  int root = 0;
+  bool commutative = true;   // of the reduction op; ignored by allgather
+};
+
+// True when the algorithm only gives correct results for commutative ops. Such an
+// algorithm combines contributions out of rank order; the runtime selector must
+// not pick it for a non-commutative op.
+bool requires_commutative(Collective c, Algorithm a);
+
+// The radix the generator really uses: k clamped to p (k > p means "all ranks in
+// one group / one round"), 2 for the fixed-radix baselines, p for ring.
+int effective_radix(Algorithm a, int p, int k);
+
+// Generates one rank's schedule. Throws std::invalid_argument naming the bad
+// parameter for k < 2, p < 1, rank or root out of range.
+Schedule generate(const CollParams& params);
+
+}  // namespace gencoll

@@ -1,0 +1,135 @@
+// k-nomial trees (seed 001 §III-C): gather, broadcast and reduce steps, and the
+// allgather (gather + bcast) and allreduce (reduce + bcast) built from them.
+//
+// Depth of the tree: ceil(log_k p). A node at level i receives from (or sends to)
+// up to k - 1 children per level below its own, so
+//   rounds: 2 ceil(log_k p) (up, then down);
+//   messages sent per rank: 1 (to the parent) + up to (k-1) per level of children
+//   in the bcast (two ranges per child in allgather, which sends only the blocks
+//   the child lacks).
+// Subtrees are contiguous in relative rank, so with root 0 the reduction meets
+// partials in rank order and is valid for non-commutative ops.
+#include <algorithm>
+
+#include "generators.hpp"
+#include "pattern.hpp"
+
+namespace gencoll {
+
+namespace {
+
+// Gathers the blocks of every subtree into the recv buffer of its root; returns
+// the steps after which this rank's whole subtree is in place.
+std::vector<Handle> emit_knomial_gather(ScheduleBuilder& b, const KnomialTree& t, const BlockLayout& l,
+                                        Handle own) {
+  const int v = t.rel(b.rank());
+  std::vector<Handle> have{own};
+  for (const auto& level : t.children(v))
+    for (const auto& c : level)
+      for (const Range& x : rel_blocks(t, l, c.rel, c.subtree)) have.push_back(b.recv(t.abs(c.rel), x));
+  if (v != 0)
+    for (const Range& x : rel_blocks(t, l, v, t.subtree(v))) b.send(t.abs(t.parent(v)), x, have);
+  return have;
+}
+
+// Sends the blocks outside each child's subtree down the tree (the child gathered
+// its own subtree already), farthest children first.
+void emit_knomial_bcast_rest(ScheduleBuilder& b, const KnomialTree& t, const BlockLayout& l,
+                             std::vector<Handle> have) {
+  const int v = t.rel(b.rank());
+  if (v != 0)
+    for (const Range& x : complement(l, rel_blocks(t, l, v, t.subtree(v))))
+      have.push_back(b.recv(t.abs(t.parent(v)), x));
+  const auto levels = t.children(v);
+  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv)
+    for (const auto& c : *lv)
+      for (const Range& x : complement(l, rel_blocks(t, l, c.rel, c.subtree))) b.send(t.abs(c.rel), x, have);
+}
+
+// Sends the whole of `data` down the tree, farthest children first.
+void emit_knomial_bcast(ScheduleBuilder& b, const KnomialTree& t, Range data, std::vector<Handle> have) {
+  const int v = t.rel(b.rank());
+  if (v != 0) have.assign(1, b.recv(t.abs(t.parent(v)), data, have));
+  const auto levels = t.children(v);
+  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv)
+    for (const auto& c : *lv) b.send(t.abs(c.rel), data, have);
+}
+
+// Reduces every subtree's contributions towards the root, combining the partials
+// left to right in relative-rank order (so in rank order for root 0). Returns the
+// range holding this rank's partial and the steps that produce it; for a
+// non-root the partial has also been sent to the parent.
+struct Partial {
+  Range where;
+  std::vector<Handle> ready;
+  std::vector<Handle> sent;
+};
+
+Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint64_t n) {
+  const int v = t.rel(b.rank());
+  const auto levels = t.children(v);
+  std::size_t nchildren = 0, widest = 0;
+  for (const auto& lv : levels) { nchildren += lv.size(); widest = std::max(widest, lv.size()); }
+
+  // The running partial starts as the caller's input and moves into the slot of
+  // the child it was last combined with (dst = acc op child keeps rank order).
+  // Two levels' worth of slots lets one level's receives overlap the previous
+  // level's reductions.
+  SlotPool pool;
+  for (std::size_t i = 0; i < std::min(nchildren, 2 * widest); ++i) pool.add(b.scratch(n));
+  Partial acc{Range{Buf::send, 0, n}, {}, {}};
+  std::size_t acc_slot = pool.size();  // none: still the input
+  for (const auto& lv : levels) {
+    std::vector<std::size_t> slots;
+    std::vector<Handle> got;
+    for (const auto& c : lv) {
+      std::vector<std::size_t> exclude = slots;
+      if (acc_slot != pool.size()) exclude.push_back(acc_slot);
+      const std::size_t s = pool.acquire(exclude);
+      slots.push_back(s);
+      got.push_back(b.recv(t.abs(c.rel), pool.range(s), pool.users(s)));
+      pool.reset(s, got.back());
+    }
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      std::vector<Handle> deps = acc.ready;
+      deps.push_back(got[i]);
+      const Handle h = b.reduce(acc.where, pool.range(slots[i]), deps);
+      if (acc_slot != pool.size()) pool.touch(acc_slot, h);
+      pool.reset(slots[i], h);
+      acc = Partial{pool.range(slots[i]), {h}, {}};
+      acc_slot = slots[i];
+    }
+  }
+  if (v != 0) acc.sent.push_back(b.send(t.abs(t.parent(v)), acc.where, acc.ready));
+  return acc;
+}
+
+}  // namespace
+
+Schedule allgather_knomial(const CollParams& prm) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
+  const KnomialTree t{prm.p, effective_radix(prm.alg, prm.p, prm.k), 0};
+  const Handle own = b.copy(Range{Buf::send, 0, prm.count}, l.block(prm.rank));
+  emit_knomial_bcast_rest(b, t, l, emit_knomial_gather(b, t, l, own));
+  return std::move(b).finish();
+}
+
+Schedule allreduce_knomial(const CollParams& prm) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const KnomialTree t{prm.p, effective_radix(prm.alg, prm.p, prm.k), 0};
+  const Range out{Buf::recv, 0, prm.count};
+  Partial acc = emit_knomial_reduce(b, t, prm.count);
+  std::vector<Handle> have;
+  if (t.rel(prm.rank) == 0) {
+    have.push_back(b.copy(acc.where, out, acc.ready));
+  } else {
+    // The broadcast overwrites `out`, which may alias the input (MPI_IN_PLACE)
+    // that the reduction and the send to the parent read.
+    have = acc.sent;
+  }
+  emit_knomial_bcast(b, t, out, have);
+  return std::move(b).finish();
+}
+
+}  // namespace gencoll

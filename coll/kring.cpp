@@ -1,0 +1,144 @@
+// k-ring (seed 000 §III-A, seed 001 §V-C) and its k = p special case, the ring.
+//
+// Ranks form g = ceil(p/k) groups of consecutive ranks; the last may be short
+// (s < k members). Lane l (0 <= l < k) of group a is member l mod s_a, so a short
+// group's members stand in for the lanes it lacks. Allgather:
+//   phase A (inter-group): each lane runs a ring over the groups (g - 1 rounds);
+//   phase B (intra-group): each group runs a ring in which member m forwards,
+//            block by block, everything its lanes collected (s_a - 1 rounds of
+//            g blocks each for a full group).
+// Every block crosses each inter-group link once, so inter-group traffic per
+// group is 2n(p-k)/p (seed 001 eq. 13), and the rounds total p - 1 as for ring.
+//   messages sent per rank (k | p): (g - 1) + (k - 1) g = p - 1.
+// Sends of blocks of size zero (count < p) are left out on both sides.
+//
+// Allreduce = reduce-scatter + allgather. The reduce-scatter is the allgather run
+// backwards: each block's spreading tree, reversed, becomes its reduction tree,
+// with partial results travelling towards the block's owner. Contributions meet in
+// ring order, so the result is correct only for commutative ops; every block is
+// reduced at one rank and then copied out, so all ranks hold the same bits.
+#include <algorithm>
+
+#include "generators.hpp"
+#include "pattern.hpp"
+
+namespace gencoll {
+
+namespace {
+
+struct KringGroups {
+  int p, k, g;
+  int group_of(int r) const { return r / k; }
+  int size(int a) const { return std::min(k, p - a * k); }
+  int member(int a, int lane) const { return a * k + lane % size(a); }
+  // Blocks member m of group a owns after phase A, in the order they arrive:
+  // for arrival round t (own group first, then a-1, a-2, ...), each of its lanes.
+  std::vector<int> holdings(int a, int m) const {
+    std::vector<int> out;
+    for (int t = 0; t < g; ++t) {
+      const int b = ((a - t) % g + g) % g;
+      for (int lane = m; lane < k; lane += size(a))
+        if (lane < size(b)) out.push_back(b * k + lane);
+    }
+    return out;
+  }
+};
+
+// Emits the k-ring allgather of the blocks of `l` in the recv buffer. Nothing
+// touches block x before `before[x]` have finished; `touched[x]` collects the
+// steps that read or write block x.
+void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
+                          const std::vector<std::vector<Handle>>& before,
+                          std::vector<std::vector<Handle>>& touched) {
+  const int p = b.size(), r = b.rank();
+  const KringGroups gr{p, k, (p + k - 1) / k};
+  const int a = gr.group_of(r), m = r - a * k;
+  std::vector<Handle> arrived(p);  // the recv that brought block x (or x's `before`)
+  std::vector<bool> have(p, false);
+  const auto deps_of = [&](int x) { return have[x] ? std::vector<Handle>{arrived[x]} : before[x]; };
+  const auto receive = [&](int peer, int x) {
+    const Handle h = b.recv(peer, l.block(x), before[x]);
+    arrived[x] = h;
+    have[x] = true;
+    touched[x].push_back(h);
+  };
+  const auto forward = [&](int peer, int x) { touched[x].push_back(b.send(peer, l.block(x), deps_of(x))); };
+
+  // Phase A: one ring over the groups per lane this member covers.
+  for (int lane = m; lane < k && gr.g > 1; lane += gr.size(a)) {
+    const int next = gr.member((a + 1) % gr.g, lane);
+    const int prev = gr.member((a + gr.g - 1) % gr.g, lane);
+    for (int t = 1; t < gr.g; ++t) {
+      const int out_group = ((a - t + 1) % gr.g + gr.g) % gr.g;
+      const int in_group = ((a - t) % gr.g + gr.g) % gr.g;
+      if (lane < gr.size(out_group) && l.size(out_group * k + lane) > 0) forward(next, out_group * k + lane);
+      if (lane < gr.size(in_group) && l.size(in_group * k + lane) > 0) receive(prev, in_group * k + lane);
+    }
+  }
+
+  // Phase B: ring inside the group over the members' holdings.
+  const int s = gr.size(a);
+  const int next = a * k + (m + 1) % s, prev = a * k + (m + s - 1) % s;
+  for (int u = 1; u < s; ++u) {
+    for (int x : gr.holdings(a, (m - u + 1 + s) % s))
+      if (l.size(x) > 0) forward(next, x);
+    for (int x : gr.holdings(a, (m - u + s) % s))
+      if (l.size(x) > 0) receive(prev, x);
+  }
+}
+
+}  // namespace
+
+Schedule allgather_kring(const CollParams& prm) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
+  std::vector<std::vector<Handle>> before(prm.p), touched(prm.p);
+  before[prm.rank].push_back(b.copy(Range{Buf::send, 0, prm.count}, l.block(prm.rank)));
+  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before, touched);
+  return std::move(b).finish();
+}
+
+Schedule allreduce_kring(const CollParams& prm) {
+  const int p = prm.p, r = prm.rank;
+  const int k = effective_radix(prm.alg, p, prm.k);
+  const BlockLayout l = BlockLayout::split(p, prm.count);
+
+  // The allgather's own steps, generated once to be replayed backwards.
+  ScheduleBuilder probe(r, p);
+  {
+    std::vector<std::vector<Handle>> none(p), touched(p);
+    emit_kring_allgather(probe, k, l, none, touched);
+  }
+  const Schedule ag = std::move(probe).finish();
+
+  ScheduleBuilder b(r, p);
+  const Handle start = b.copy(Range{Buf::send, 0, prm.count}, Range{Buf::recv, 0, prm.count});
+  std::vector<std::vector<Handle>> last(p, std::vector<Handle>{start});  // per block
+  std::vector<std::vector<Handle>> shipped(p);  // reduce-scatter sends of each block
+  const auto block_of = [&](const Range& x) {
+    return static_cast<int>(std::upper_bound(l.offset.begin(), l.offset.end(), x.offset) - l.offset.begin()) - 1;
+  };
+  for (auto it = ag.steps.rbegin(); it != ag.steps.rend(); ++it) {
+    if (it->kind == StepKind::send) {  // allgather sent x to peer: partial of x comes back
+      const int x = block_of(it->src);
+      const Range slot = b.scratch(it->src.count);
+      const Handle got = b.recv(it->peer, slot);
+      std::vector<Handle> deps = last[x];
+      deps.push_back(got);
+      last[x].assign(1, b.reduce(slot, it->src, deps));
+    } else if (it->kind == StepKind::recv) {  // allgather received x from peer: send partial back
+      const int x = block_of(it->dst);
+      shipped[x].push_back(b.send(it->peer, it->dst, last[x]));
+    }
+  }
+
+  std::vector<std::vector<Handle>> before(p), touched(p);
+  for (int x = 0; x < p; ++x) {
+    before[x] = shipped[x];
+    before[x].insert(before[x].end(), last[x].begin(), last[x].end());
+  }
+  emit_kring_allgather(b, k, l, before, touched);
+  return std::move(b).finish();
+}
+
+}  // namespace gencoll

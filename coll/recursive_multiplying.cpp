@@ -1,0 +1,215 @@
+// Recursive multiplying (seed 001 §IV-C) and permuted recursive multiplying
+// (distance halving, seed 000 §III-C), for allgather and allreduce.
+//
+// Both run on the p' new ranks of a FoldLayout (extras fold into their neighbour
+// first). Round j uses radix k_j: every rank exchanges with the k_j - 1 ranks that
+// differ from it only in digit j. Recursive multiplying visits digits nearest
+// first (stride 1, k_1, k_1*k_2, ...); the permuted variant farthest first.
+//
+//   rounds:   len(radices) + 2 if p' < p (fold in, fold out), else len(radices);
+//             len(radices) == log_k p when p is a power of k.
+//   messages sent per base rank: sum_j (k_j - 1) (+1 to its extra for allreduce,
+//             +2 ranges for allgather); an extra sends 1.
+#include <algorithm>
+
+#include "generators.hpp"
+#include "pattern.hpp"
+
+namespace gencoll {
+
+namespace {
+
+// Partner stride of each round: nearest-first for plain RM, farthest-first for
+// the permuted variant.
+std::vector<long> round_strides(const std::vector<int>& radices, bool far_first) {
+  std::vector<long> stride(radices.size());
+  long s = 1;
+  if (far_first) {
+    for (std::size_t j = radices.size(); j-- > 0;) { stride[j] = s; s *= radices[j]; }
+  } else {
+    for (std::size_t j = 0; j < radices.size(); ++j) { stride[j] = s; s *= radices[j]; }
+  }
+  return stride;
+}
+
+// Original blocks held by new rank q before round `round` of the permuted
+// variant: the new ranks congruent to q modulo the product of the radices of
+// rounds >= `round`, each worth 2 blocks if it has an extra.
+std::uint64_t permuted_held_units(const FoldLayout& f, int round, int q) {
+  long m = 1;
+  for (std::size_t j = round; j < f.radices.size(); ++j) m *= f.radices[j];
+  const long residue = q % m;
+  const long members = f.new_ranks / m;
+  const long with_extra = residue < f.extras ? (f.extras - 1 - residue) / m + 1 : 0;
+  return static_cast<std::uint64_t>(members + with_extra);
+}
+
+}  // namespace
+
+Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
+  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
+  const int r = prm.rank;
+  const Range own_in{Buf::send, 0, prm.count};
+
+  if (f.is_extra(r)) {
+    const int base = f.base_of_extra(r);
+    b.send(base, own_in);
+    b.copy(own_in, l.block(r));
+    for (const Range& rest : complement(l, {l.block(r)})) b.recv(base, rest);
+    return std::move(b).finish();
+  }
+
+  const int j = f.new_rank(r);
+  const int first = f.first_rank(j);
+  std::vector<Handle> have;  // everything this rank holds is in place once these finish
+  std::vector<Handle> all;   // every step so far: the permutation waits for all of them
+
+  // The permuted variant starts with its own new rank's blocks at the front.
+  const auto position = [&](int rank) { return permuted ? rank - first : rank; };
+  const Handle own = b.copy(own_in, l.block(position(r)));
+  have.push_back(own);
+  if (f.has_extra(r)) have.push_back(b.recv(r - 1, l.block(position(r - 1)), {own}));
+  all = have;
+
+  const std::vector<long> stride = round_strides(f.radices, permuted);
+  std::uint64_t held = static_cast<std::uint64_t>(f.first_rank(j + 1) - first);  // units at the front
+  for (std::size_t round = 0; round < f.radices.size(); ++round) {
+    const int k = f.radices[round];
+    const long s = stride[round];
+    const int digit = static_cast<int>((j / s) % k);
+    std::vector<Handle> got;
+    if (!permuted) {
+      // Every rank holds its aligned group of s new ranks; partners hold the others.
+      const long group = j - j % (s * k);
+      const Range mine = l.span(f.first_rank(static_cast<int>(j - j % s)), f.first_rank(static_cast<int>(j - j % s + s)));
+      for (int t = 0; t < k; ++t) {
+        if (t == digit) continue;
+        const int q = static_cast<int>(group + t * s + j % s);
+        const int lo = f.first_rank(static_cast<int>(group + t * s));
+        const int hi = f.first_rank(static_cast<int>(group + (t + 1) * s));
+        const int peer = f.base_rank(q);
+        all.push_back(b.send(peer, mine, have));
+        got.push_back(b.recv(peer, l.span(lo, hi)));
+      }
+    } else {
+      // Partners' data lands contiguously after ours, in order of relative digit.
+      const Range mine = l.span(0, static_cast<int>(held));
+      std::uint64_t at = held;
+      for (int t = 1; t < k; ++t) {
+        const int q = static_cast<int>(j + ((digit + t) % k - digit) * s);
+        const std::uint64_t theirs = permuted_held_units(f, static_cast<int>(round), q);
+        const int peer = f.base_rank(q);
+        all.push_back(b.send(peer, mine, have));
+        got.push_back(b.recv(peer, l.span(static_cast<int>(at), static_cast<int>(at + theirs)), {own}));
+        at += theirs;
+      }
+      held = at;
+    }
+    have.insert(have.end(), got.begin(), got.end());
+    all.insert(all.end(), got.begin(), got.end());
+  }
+
+  if (permuted && !f.radices.empty()) {
+    PermutationSpec spec;
+    spec.radices = f.radices;
+    spec.new_rank = j;
+    spec.unit_count = prm.count;
+    spec.unit_begin.resize(static_cast<std::size_t>(f.new_ranks) + 1);
+    for (int q = 0; q <= f.new_ranks; ++q) spec.unit_begin[q] = f.first_rank(q);
+    have.assign(1, b.permute(l.span(0, prm.p), std::move(spec), all));
+  }
+
+  if (f.has_extra(r))
+    for (const Range& rest : complement(l, {l.block(r - 1)})) b.send(r - 1, rest, have);
+  return std::move(b).finish();
+}
+
+Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
+  const int r = prm.rank;
+  const std::uint64_t n = prm.count;
+  const Range in{Buf::send, 0, n}, out{Buf::recv, 0, n};
+
+  if (f.is_extra(r)) {
+    const Handle sent = b.send(f.base_of_extra(r), in);
+    b.recv(f.base_of_extra(r), out, {sent});  // `in` may alias `out` (MPI_IN_PLACE)
+    return std::move(b).finish();
+  }
+
+  // Slot 0 is the result buffer; the others are scratch. The running partial
+  // (`acc`) moves between slots so that the left operand of every reduction is
+  // always the lower ranks' partial and no copy is needed to keep rank order.
+  int max_radix = 1;
+  for (int k : f.radices) max_radix = std::max(max_radix, k);
+  SlotPool pool;
+  pool.add(out);
+  const int scratch_slots = std::max(max_radix - 1, f.has_extra(r) ? 1 : 0);
+  for (int i = 0; i < scratch_slots; ++i) pool.add(b.scratch(n));
+
+  std::size_t acc = 0;
+  pool.acquire({});
+  pool.reset(acc, b.copy(in, out));
+  if (f.has_extra(r)) {
+    const std::size_t slot = pool.acquire({acc});
+    const Handle got = b.recv(r - 1, pool.range(slot), pool.users(slot));
+    std::vector<Handle> deps = pool.users(acc);
+    deps.push_back(got);
+    const Handle red = b.reduce(pool.range(slot), pool.range(acc), deps);  // x_{r-1} op x_r
+    pool.touch(slot, red);
+    pool.reset(acc, red);
+  }
+
+  const int j = f.new_rank(r);
+  const std::vector<long> stride = round_strides(f.radices, permuted);
+  for (std::size_t round = 0; round < f.radices.size(); ++round) {
+    const int k = f.radices[round];
+    const long s = stride[round];
+    const int digit = static_cast<int>((j / s) % k);
+    const std::vector<Handle> acc_ready = pool.users(acc);
+
+    // Partial of group position t (canonical order, identical on every member).
+    std::vector<std::size_t> where(k);
+    std::vector<Handle> ready(k);
+    where[digit] = acc;
+    std::vector<Handle> acc_reads;
+    std::vector<std::size_t> taken{acc};
+    for (int t = 0; t < k; ++t) {
+      if (t == digit) continue;
+      const int peer = f.base_rank(static_cast<int>(j + (t - digit) * s));
+      acc_reads.push_back(b.send(peer, pool.range(acc), acc_ready));
+      const std::size_t slot = pool.acquire(taken);
+      taken.push_back(slot);
+      where[t] = slot;
+      ready[t] = b.recv(peer, pool.range(slot), pool.users(slot));
+      pool.reset(slot, ready[t]);
+    }
+    for (Handle h : acc_reads) pool.touch(acc, h);
+
+    // Left fold: position t's buffer becomes P_0 op ... op P_t.
+    Handle last = 0;
+    for (int t = 1; t < k; ++t) {
+      std::vector<Handle> deps = pool.users(where[t]);
+      if (t - 1 == digit || t == digit) deps.insert(deps.end(), acc_ready.begin(), acc_ready.end());
+      if (t > 1) deps.push_back(last);
+      else if (digit != 0) deps.push_back(ready[0]);
+      last = b.reduce(pool.range(where[t - 1]), pool.range(where[t]), deps);
+      pool.touch(where[t - 1], last);
+      pool.reset(where[t], last);
+    }
+    acc = where[k - 1];
+  }
+
+  std::vector<Handle> done = pool.users(acc);
+  if (acc != 0) {
+    std::vector<Handle> deps = pool.users(0);
+    deps.insert(deps.end(), done.begin(), done.end());
+    done.assign(1, b.copy(pool.range(acc), out, deps));
+  }
+  if (f.has_extra(r)) b.send(r - 1, out, done);
+  return std::move(b).finish();
+}
+
+}  // namespace gencoll

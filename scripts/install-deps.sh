@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs every Debian package gencoll needs. Idempotent; skips apt when all are present.
+set -euo pipefail
+
+packages=(
+  build-essential autoconf automake libtool pkg-config
+  mpich libmpich-dev
+  openmpi-bin libopenmpi-dev
+  catch2 nlohmann-json3-dev libhwloc-dev hwloc
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,186 @@
+#include "checker.hpp"
+
+#include <algorithm>
+#include <exception>
+
+#include "checker_engine.hpp"
+
+namespace gencoll {
+namespace {
+
+using detail::Engine;
+
+std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Allgather: an element holds the global index (rank*count + e) of the block
+// element it carries; the all-ones value is garbage.
+struct TokenModel {
+  using Val = std::uint64_t;
+  static constexpr bool can_reduce = false;
+  std::uint64_t count;
+
+  static Val garbage() { return ~Val{0}; }
+  Val initial(int r, std::uint64_t e) const { return static_cast<Val>(r) * count + e; }
+  static bool reduce(const Val&, Val&, std::string&) { return false; }  // rejected before execution
+  static bool same(Val a, Val b) { return a == b; }
+  std::string show(Val v) const {
+    if (v == garbage()) return "garbage";
+    return "block " + std::to_string(v / count) + " element " + std::to_string(v % count) + " (token " +
+           std::to_string(v) + ")";
+  }
+};
+
+// Allreduce: a summary of the reduction tree that produced an element. Counts and
+// key sums prove each rank contributed exactly once; [lo, hi) with `ordered` proves
+// the operands were combined in rank order; the ordered hash identifies the tree,
+// so equal hashes on all ranks mean bitwise-identical results for any op.
+struct TreeVal {
+  std::uint64_t keysum = 0;
+  std::uint64_t hash = 0;
+  std::uint64_t elem = 0;
+  std::uint32_t cnt = 0;  // 0 marks garbage
+  std::int32_t lo = 0, hi = 0;
+  bool ordered = false;
+};
+
+struct TreeModel {
+  using Val = TreeVal;
+  static constexpr bool can_reduce = true;
+  std::vector<std::uint64_t> keys;  // per rank, random
+
+  static Val garbage() { return Val{}; }
+  Val initial(int r, std::uint64_t e) const {
+    Val v;
+    v.keysum = keys[r];
+    v.hash = mix64(0x1EAFull + static_cast<std::uint64_t>(r));
+    v.elem = e;
+    v.cnt = 1;
+    v.lo = r;
+    v.hi = r + 1;
+    v.ordered = true;
+    return v;
+  }
+  // inout = in (op) inout, MPI_Reduce_local's operand order.
+  static bool reduce(const Val& in, Val& io, std::string& why) {
+    if (in.cnt == 0 || io.cnt == 0) {
+      why = std::string("reduces garbage (uninitialised ") + (in.cnt == 0 ? "src" : "dst") + " data)";
+      return false;
+    }
+    if (in.elem != io.elem) {
+      why = "combines element " + std::to_string(in.elem) + " (src) with element " + std::to_string(io.elem) + " (dst)";
+      return false;
+    }
+    io.ordered = in.ordered && io.ordered && in.hi == io.lo;
+    io.lo = in.lo;
+    io.cnt += in.cnt;
+    io.keysum += in.keysum;
+    io.hash = mix64(in.hash ^ mix64(io.hash + 0x632BE59BD9B4E019ull));
+    return true;
+  }
+  static bool same(const Val& a, const Val& b) {
+    return a.keysum == b.keysum && a.hash == b.hash && a.elem == b.elem && a.cnt == b.cnt && a.lo == b.lo &&
+           a.hi == b.hi && a.ordered == b.ordered;
+  }
+  static std::string show(const Val& v) {
+    if (v.cnt == 0) return "garbage";
+    std::string s = "element " + std::to_string(v.elem) + " with " + std::to_string(v.cnt) + " contribution(s), ";
+    if (v.ordered) return s + "ranks " + std::to_string(v.lo) + ".." + std::to_string(v.hi - 1) + " in rank order";
+    return s + "not in rank order";
+  }
+};
+
+void fill_stats(const std::vector<Schedule>& s, CheckReport& rep) {
+  for (const Schedule& sc : s) {
+    const std::size_t m = sc.messages_sent();
+    rep.messages += m;
+    rep.max_messages_per_rank = std::max(rep.max_messages_per_rank, m);
+    rep.max_tmp = std::max(rep.max_tmp, sc.tmp_count);
+    rep.steps += sc.steps.size();
+  }
+}
+
+CheckReport failed(CheckReport rep, std::string msg) {
+  rep.ok = false;
+  rep.error = std::move(msg);
+  return rep;
+}
+
+}  // namespace
+
+CheckReport check_allgather(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
+                            const CheckOptions& opts) {
+  CheckReport rep;
+  if (schedules.empty()) return failed(rep, "no schedules");
+  fill_stats(schedules, rep);
+  const int p = static_cast<int>(schedules.size());
+  const TokenModel model{count};
+  Engine<TokenModel> eng(schedules, model, count, count * p, count, in_place, opts);
+  if (!eng.run()) return failed(rep, eng.err);
+  for (int r = 0; r < p; ++r) {
+    const std::uint64_t* v = eng.recv(r);
+    for (std::uint64_t i = 0; i < count * p; ++i)
+      if (v[i] != i)
+        return failed(rep, "wrong result: rank " + std::to_string(r) + " recv[" + std::to_string(i) +
+                               "] should hold block " + std::to_string(i / count) + " element " +
+                               std::to_string(i % count) + ", holds " + model.show(v[i]));
+  }
+  return rep;
+}
+
+CheckReport check_allreduce(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
+                            bool require_rank_order, const CheckOptions& opts) {
+  CheckReport rep;
+  if (schedules.empty()) return failed(rep, "no schedules");
+  fill_stats(schedules, rep);
+  const int p = static_cast<int>(schedules.size());
+  TreeModel model;
+  std::uint64_t keysum = 0;
+  for (int r = 0; r < p; ++r) {
+    model.keys.push_back(mix64(opts.seed * 0x2545F4914F6CDD1Dull + 0xC0FFEEull + static_cast<std::uint64_t>(r)));
+    keysum += model.keys.back();
+  }
+  Engine<TreeModel> eng(schedules, model, count, count, 0, in_place, opts);
+  if (!eng.run()) return failed(rep, eng.err);
+  for (int r = 0; r < p; ++r) {
+    const TreeVal* v = eng.recv(r);
+    for (std::uint64_t e = 0; e < count; ++e) {
+      std::string why;
+      if (v[e].cnt == 0 || v[e].elem != e)
+        why = "should reduce element " + std::to_string(e) + " of all ranks";
+      else if (v[e].cnt != static_cast<std::uint32_t>(p) || v[e].keysum != keysum)
+        why = "should combine each of the " + std::to_string(p) + " ranks exactly once";
+      else if (require_rank_order && !(v[e].ordered && v[e].lo == 0 && v[e].hi == p))
+        why = "should combine ranks 0.." + std::to_string(p - 1) + " in rank order (op is not commutative)";
+      else if (v[e].hash != eng.recv(0)[e].hash)
+        why = "has a different reduction tree than rank 0's, so results would not be bitwise identical";
+      if (!why.empty())
+        return failed(rep, "wrong result: rank " + std::to_string(r) + " recv[" + std::to_string(e) + "] " + why +
+                               ", holds " + model.show(v[e]));
+    }
+  }
+  return rep;
+}
+
+CheckReport check(const CollParams& params, bool in_place, const CheckOptions& opts) {
+  std::vector<Schedule> s;
+  s.reserve(params.p > 0 ? params.p : 0);
+  CollParams q = params;
+  for (int r = 0; r < params.p; ++r) {
+    q.rank = r;
+    try {
+      s.push_back(generate(q));
+    } catch (const std::exception& e) {
+      CheckReport rep;
+      return failed(rep, "generate() for rank " + std::to_string(r) + " threw: " + e.what());
+    }
+  }
+  if (params.coll == Collective::allgather) return check_allgather(s, params.count, in_place, opts);
+  return check_allreduce(s, params.count, in_place, !params.commutative, opts);
+}
+
+}  // namespace gencoll

@@ -1,0 +1,50 @@
+// Symbolic checker: executes all p ranks' schedules together, without MPI, and
+// verifies that they deliver the collective's result and are free of data races.
+//
+// Content is tracked per element: allgather elements carry the global index of the
+// block element they hold; allreduce elements carry a summary of the reduction tree
+// that produced them (which ranks, in which order, how associated). Execution is
+// adversarial: local steps run as soon as they are ready, messages complete as late
+// as possible, so a step that lacks a dependency runs while the data it needs is
+// still in flight and the checker sees the overlap.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "../coll/algorithms.hpp"
+#include "schedule.hpp"
+
+namespace gencoll {
+
+struct CheckReport {
+  bool ok = true;
+  std::string error;                    // first problem found, naming rank and step
+  std::size_t messages = 0;             // sends over all ranks
+  std::size_t max_messages_per_rank = 0;
+  std::uint64_t max_tmp = 0;            // largest Schedule::tmp_count
+  std::size_t steps = 0;                // steps over all ranks (all completed when ok)
+};
+
+struct CheckOptions {
+  // 0: deterministic order (local steps FIFO, every matched message delivered at
+  // once). Otherwise a seed for a randomised but still local-first order: ready
+  // local steps run in random order and only a random subset of the matched
+  // messages is delivered per round, which exposes a missing dependency on one of
+  // several receives that the deterministic order would complete together.
+  std::uint64_t seed = 0;
+};
+
+// schedules[r] is rank r's schedule; count as in coll/algorithms.hpp.
+CheckReport check_allgather(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
+                            const CheckOptions& opts = {});
+CheckReport check_allreduce(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
+                            bool require_rank_order, const CheckOptions& opts = {});
+
+// Generates every rank's schedule with gencoll::generate() and checks them. For
+// allreduce, rank order is required exactly when params.commutative is false.
+CheckReport check(const CollParams& params, bool in_place, const CheckOptions& opts = {});
+
+}  // namespace gencoll

@@ -1,0 +1,126 @@
+#include "config.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <sstream>
+
+extern char** environ;
+
+namespace gencoll {
+
+namespace {
+
+constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce};
+
+std::string upper(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool has_radix(Algorithm a) { return a != Algorithm::ring && a != Algorithm::recursive_doubling; }
+
+std::string valid_algorithms() {
+  std::string s = "native";
+  for (Algorithm a : all_algorithms()) s += std::string(", ") + to_string(a);
+  return s;
+}
+
+// Strict: decimal digits only, no sign, no trailing text, fits an int.
+std::optional<int> parse_radix(const char* v) {
+  if (!v || !*v) return std::nullopt;
+  long x = 0;
+  for (const char* c = v; *c; ++c) {
+    if (!std::isdigit(static_cast<unsigned char>(*c))) return std::nullopt;
+    x = x * 10 + (*c - '0');
+    if (x > 1 << 30) return std::nullopt;
+  }
+  return static_cast<int>(x);
+}
+
+}  // namespace
+
+std::string algorithm_variable(Collective c) { return "GENCOLL_" + upper(to_string(c)) + "_INTRA_ALGORITHM"; }
+
+std::string kval_variable(Collective c, Algorithm a) {
+  return "GENCOLL_" + upper(to_string(c)) + "_" + upper(to_string(a)) + "_KVAL";
+}
+
+std::string Config::fingerprint() const {
+  std::ostringstream os;
+  for (Collective c : kCollectives) {
+    const Selection& s = (*this)[c];
+    os << to_string(c) << '=' << (s.alg ? to_string(*s.alg) : "native") << ':' << s.k << ';';
+  }
+  os << "wait=" << static_cast<int>(wait);
+  return os.str();
+}
+
+Config parse_config(const std::function<const char*(const char*)>& lookup, const std::vector<std::string>& names) {
+  Config cfg;
+  std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG"};
+  for (Collective c : kCollectives) {
+    Selection& sel = cfg.coll[static_cast<int>(c)];
+    const std::string var = algorithm_variable(c);
+    known.push_back(var);
+    if (const char* v = lookup(var.c_str())) {
+      const std::string val = v;
+      if (val != "native" && val != "auto" && !val.empty()) {
+        sel.alg = parse_algorithm(val);
+        if (!sel.alg)
+          cfg.errors.push_back(var + "=" + val + " is not a gencoll algorithm; valid values: " + valid_algorithms());
+      }
+    }
+    for (Algorithm a : all_algorithms()) {
+      if (!has_radix(a)) continue;
+      const std::string kvar = kval_variable(c, a);
+      known.push_back(kvar);
+      const char* v = lookup(kvar.c_str());
+      if (!v) continue;
+      const std::optional<int> k = parse_radix(v);
+      if (!k || *k < 2) {
+        cfg.errors.push_back(kvar + "=" + v + " is not a valid radix; expected an integer k >= 2 (k above the " +
+                             "number of ranks means all ranks)");
+      } else if (sel.alg == a) {
+        sel.k = *k;
+      }
+    }
+  }
+  if (const char* v = lookup("GENCOLL_WAIT_POLICY")) {
+    const std::string val = v;
+    if (val == "yield") cfg.wait = WaitPolicy::yield;
+    else if (val != "block") cfg.errors.push_back("GENCOLL_WAIT_POLICY=" + val + " is not valid; valid values: block, yield");
+  }
+  if (const char* v = lookup("GENCOLL_DEBUG")) {
+    const std::string val = v;
+    if (val == "1") cfg.debug = true;
+    else if (val != "0" && !val.empty()) cfg.errors.push_back("GENCOLL_DEBUG=" + val + " is not valid; valid values: 0, 1");
+  }
+  for (const std::string& n : names) {
+    if (n.rfind("GENCOLL_", 0) != 0) continue;
+    bool fixed_radix = false;
+    for (Collective c : kCollectives)
+      for (Algorithm a : all_algorithms())
+        if (!has_radix(a) && n == kval_variable(c, a)) fixed_radix = true;
+    if (fixed_radix) {
+      cfg.errors.push_back(n + " is set, but that algorithm has a fixed radix; unset it (radix variables exist for " +
+                           "knomial, recursive_multiplying, permuted_recursive_multiplying and kring)");
+      continue;
+    }
+    if (std::find(known.begin(), known.end(), n) == known.end())
+      cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<ALLGATHER|ALLREDUCE>_INTRA_ALGORITHM, " +
+                           "GENCOLL_<ALLGATHER|ALLREDUCE>_<ALGORITHM>_KVAL, GENCOLL_WAIT_POLICY, GENCOLL_DEBUG");
+  }
+  return cfg;
+}
+
+Config config_from_environment() {
+  std::vector<std::string> names;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    names.push_back(kv.substr(0, kv.find('=')));
+  }
+  return parse_config([](const char* n) { return static_cast<const char*>(std::getenv(n)); }, names);
+}
+
+}  // namespace gencoll

@@ -1,0 +1,187 @@
+// libgencoll-pmpi: intercepts MPI_Allgather and MPI_Allreduce of unmodified
+// programs (LD_PRELOAD) and runs the gencoll algorithm the GENCOLL_* environment
+// selects; everything else, and every call it cannot serve, goes to the MPI's own
+// implementation through PMPI.
+#include <mpi.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+
+#include "../../coll/algorithms.hpp"
+#include "../config.hpp"
+#include "pmpi_transport.hpp"
+
+namespace gencoll {
+namespace {
+
+Config g_config;
+int g_keyval = MPI_KEYVAL_INVALID;
+
+// Collectives run on a private duplicate of the caller's communicator so their
+// messages can never match the application's point-to-point traffic. The
+// duplicate lives as an attribute of the caller's communicator and is freed with it.
+int delete_dup(MPI_Comm, int, void* attr, void*) {
+  MPI_Comm* dup = static_cast<MPI_Comm*>(attr);
+  int finalized = 0;
+  PMPI_Finalized(&finalized);
+  if (!finalized) PMPI_Comm_free(dup);
+  delete dup;
+  return MPI_SUCCESS;
+}
+
+MPI_Comm private_comm(MPI_Comm comm) {
+  void* attr = nullptr;
+  int found = 0;
+  if (g_keyval == MPI_KEYVAL_INVALID)
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_dup, &g_keyval, nullptr) != MPI_SUCCESS) throw MpiError(MPI_ERR_INTERN);
+  PMPI_Comm_get_attr(comm, g_keyval, &attr, &found);
+  if (found) return *static_cast<MPI_Comm*>(attr);
+  auto dup = new MPI_Comm;  // owned by the attribute; released in delete_dup
+  if (int rc = PMPI_Comm_dup(comm, dup); rc != MPI_SUCCESS) {
+    delete dup;
+    throw MpiError(rc);
+  }
+  PMPI_Comm_set_attr(comm, g_keyval, dup);
+  return *dup;
+}
+
+void load_config() {
+  g_config = config_from_environment();
+  int rank = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (const std::string& e : g_config.errors) std::fprintf(stderr, "gencoll (rank %d): %s\n", rank, e.c_str());
+  if (!g_config.errors.empty()) PMPI_Abort(MPI_COMM_WORLD, 1);
+  // Ranks that disagree would run mismatched schedules and hang: compare a hash
+  // of the settings once, here, and stop with a message instead.
+  unsigned long h = std::hash<std::string>{}(g_config.fingerprint());
+  unsigned long lo = 0, hi = 0;
+  PMPI_Allreduce(&h, &lo, 1, MPI_UNSIGNED_LONG, MPI_MIN, MPI_COMM_WORLD);
+  PMPI_Allreduce(&h, &hi, 1, MPI_UNSIGNED_LONG, MPI_MAX, MPI_COMM_WORLD);
+  if (lo != hi) {
+    if (h != lo || rank == 0)
+      std::fprintf(stderr, "gencoll (rank %d): GENCOLL_* settings differ between ranks; this rank has %s\n", rank,
+                   g_config.fingerprint().c_str());
+    PMPI_Abort(MPI_COMM_WORLD, 1);
+  }
+}
+
+// Whether gencoll serves this call; logs why not when GENCOLL_DEBUG=1.
+bool usable(Collective c, MPI_Comm comm, MPI_Op op, bool* commutative) {
+  const Selection& sel = g_config[c];
+  if (!sel.alg) return false;
+  int inter = 0;
+  PMPI_Comm_test_inter(comm, &inter);
+  if (inter) return false;
+  *commutative = true;
+  if (c == Collective::allreduce) {
+    int commute = 1;
+    PMPI_Op_commutative(op, &commute);
+    *commutative = commute != 0;
+    if (!commute && requires_commutative(c, *sel.alg)) {
+      if (g_config.debug)
+        std::fprintf(stderr, "gencoll: %s %s needs a commutative op; using the MPI's own algorithm\n", to_string(c),
+                     to_string(*sel.alg));
+      return false;
+    }
+  }
+  return true;
+}
+
+int run(Collective c, MPI_Comm comm, std::uint64_t count, bool commutative, PmpiBuffers bufs) {
+  const Selection& sel = g_config[c];
+  MPI_Comm pc = private_comm(comm);
+  CollParams prm;
+  prm.coll = c;
+  prm.alg = *sel.alg;
+  PMPI_Comm_size(pc, &prm.p);
+  PMPI_Comm_rank(pc, &prm.rank);
+  prm.k = sel.k;
+  prm.count = count;
+  prm.commutative = commutative;
+  if (g_config.debug && prm.rank == 0) {
+    int size = 0;
+    PMPI_Type_size(bufs.type, &size);
+    std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d algorithm=%s k=%d\n", to_string(c),
+                 static_cast<unsigned long long>(count), static_cast<unsigned long long>(count) * size, prm.p,
+                 to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
+  }
+  PmpiTransport t(pc, bufs, g_config.wait);
+  execute(generate(prm), t);
+  return MPI_SUCCESS;
+}
+
+template <typename F>
+int guarded(F&& f) {
+  try {
+    return f();
+  } catch (const MpiError& e) {
+    return e.code;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gencoll: internal error: %s\n", e.what());
+    return MPI_ERR_INTERN;
+  }
+}
+
+}  // namespace
+}  // namespace gencoll
+
+using namespace gencoll;
+
+extern "C" {
+
+int MPI_Init(int* argc, char*** argv) {
+  const int rc = PMPI_Init(argc, argv);
+  if (rc == MPI_SUCCESS) load_config();
+  return rc;
+}
+
+int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
+  const int rc = PMPI_Init_thread(argc, argv, required, provided);
+  if (rc == MPI_SUCCESS) load_config();
+  return rc;
+}
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  bool commutative = true;
+  if (count <= 0 || !usable(Collective::allreduce, comm, op, &commutative))
+    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  return guarded([&] {
+    PmpiBuffers b;
+    b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    b.send_count = count;
+    b.send_type = type;
+    b.recv = recvbuf;
+    b.type = type;
+    b.op = op;
+    return run(Collective::allreduce, comm, static_cast<std::uint64_t>(count), commutative, b);
+  });
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  bool commutative = true;
+  if (recvcount <= 0 || !usable(Collective::allgather, comm, MPI_OP_NULL, &commutative))
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  return guarded([&] {
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    MPI_Aint lb = 0, extent = 0;
+    PMPI_Type_get_extent(recvtype, &lb, &extent);
+    PmpiBuffers b;
+    if (sendbuf == MPI_IN_PLACE) {
+      b.send = static_cast<char*>(recvbuf) + static_cast<MPI_Aint>(rank) * recvcount * extent;
+      b.send_count = recvcount;
+      b.send_type = recvtype;
+    } else {
+      b.send = sendbuf;
+      b.send_count = sendcount;
+      b.send_type = sendtype;
+    }
+    b.recv = recvbuf;
+    b.type = recvtype;
+    return run(Collective::allgather, comm, static_cast<std::uint64_t>(recvcount), true, b);
+  });
+}
+
+}  // extern "C"

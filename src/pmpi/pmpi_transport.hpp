@@ -1,0 +1,60 @@
+// Transport over the MPI profiling interface: the thin layer between the
+// executor and an unmodified MPICH or Open MPI.
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "../config.hpp"
+#include "../transport.hpp"
+
+namespace gencoll {
+
+// Carries an MPI error code out of the executor to the C entry point.
+struct MpiError : std::runtime_error {
+  int code;
+  explicit MpiError(int c) : std::runtime_error("MPI error"), code(c) {}
+};
+
+struct PmpiBuffers {
+  const void* send = nullptr;          // already resolved for MPI_IN_PLACE
+  int send_count = 0;                  // in send_type elements; the schedule's send
+  MPI_Datatype send_type = MPI_DATATYPE_NULL;  // range is in `type` elements
+  void* recv = nullptr;
+  MPI_Datatype type = MPI_DATATYPE_NULL;  // layout of recv and scratch
+  MPI_Op op = MPI_OP_NULL;
+};
+
+class PmpiTransport final : public Transport {
+ public:
+  PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait);
+
+  void prepare(const Schedule& s) override;
+  Request isend(int peer, std::uint32_t tag, const Range& src) override;
+  Request irecv(int peer, std::uint32_t tag, const Range& dst) override;
+  void wait_some(std::vector<Request>& done) override;
+  void reduce(const Range& in, const Range& inout) override;
+  void copy(const Range& src, const Range& dst) override;
+  void permute(const Range& region, const PermutationSpec& spec) override;
+
+ private:
+  char* address(const Range& r) const;
+  void copy_units(const void* from, MPI_Datatype from_type, int from_count, void* to, MPI_Datatype to_type, int to_count);
+  Request post(MPI_Request r);
+
+  MPI_Comm comm_;
+  PmpiBuffers b_;
+  WaitPolicy wait_;
+  MPI_Aint extent_ = 0, true_lb_ = 0, true_extent_ = 0;
+  bool dense_ = false;  // type is gap-free: copies may use memcpy
+  std::unique_ptr<char[]> tmp_;
+  char* tmp_base_ = nullptr;
+  std::vector<char> stage_;
+  std::vector<MPI_Request> reqs_;
+  std::vector<int> indices_;
+};
+
+}  // namespace gencoll

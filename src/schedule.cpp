@@ -1,0 +1,169 @@
+#include "schedule.hpp"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace gencoll {
+
+const char* to_string(StepKind k) {
+  switch (k) {
+    case StepKind::send: return "send";
+    case StepKind::recv: return "recv";
+    case StepKind::reduce: return "reduce";
+    case StepKind::copy: return "copy";
+    case StepKind::permute: return "permute";
+  }
+  return "?";
+}
+
+namespace {
+const char* buf_name(Buf b) {
+  switch (b) {
+    case Buf::send: return "send";
+    case Buf::recv: return "recv";
+    case Buf::tmp: return "tmp";
+  }
+  return "?";
+}
+}  // namespace
+
+std::vector<std::uint32_t> unit_destinations(const PermutationSpec& spec) {
+  // Position q of the permuted buffer holds the data of new rank
+  // rank(q) = sum_j ((r_j + q_j) mod k_j) * S_j, where q_j are q's digits with
+  // round 1's radix least significant and S_j is round j's partner stride (far
+  // partners first, so S_1 is the largest). r_j are this rank's digits.
+  const std::size_t rounds = spec.radices.size();
+  std::vector<long> stride(rounds);
+  long s = 1;
+  for (std::size_t j = rounds; j-- > 0;) {
+    stride[j] = s;
+    s *= spec.radices[j];
+  }
+  const long nranks = s;
+  std::vector<int> rdigit(rounds);
+  for (std::size_t j = 0; j < rounds; ++j) rdigit[j] = (spec.new_rank / stride[j]) % spec.radices[j];
+
+  std::vector<std::uint32_t> dest;
+  dest.reserve(static_cast<std::size_t>(spec.unit_begin.back()));
+  for (long q = 0; q < nranks; ++q) {
+    long rest = q;
+    long owner = 0;
+    for (std::size_t j = 0; j < rounds; ++j) {
+      const long qj = rest % spec.radices[j];
+      rest /= spec.radices[j];
+      owner += ((rdigit[j] + qj) % spec.radices[j]) * stride[j];
+    }
+    for (int u = spec.unit_begin[owner]; u < spec.unit_begin[owner + 1]; ++u)
+      dest.push_back(static_cast<std::uint32_t>(u));
+  }
+  return dest;
+}
+
+std::size_t Schedule::messages_sent() const {
+  std::size_t n = 0;
+  for (const Step& s : steps) n += s.kind == StepKind::send;
+  return n;
+}
+
+std::string Schedule::describe() const {
+  std::ostringstream os;
+  os << "rank " << rank << "/" << size << ", tmp " << tmp_count << " elements\n";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    os << "  [" << i << "] " << to_string(s.kind);
+    if (s.kind == StepKind::send || s.kind == StepKind::recv) os << " peer " << s.peer << " tag " << s.tag;
+    if (s.kind != StepKind::recv && s.kind != StepKind::permute)
+      os << " src " << buf_name(s.src.buf) << "[" << s.src.offset << "+" << s.src.count << "]";
+    if (s.kind != StepKind::send)
+      os << " dst " << buf_name(s.dst.buf) << "[" << s.dst.offset << "+" << s.dst.count << "]";
+    if (s.dep_count) {
+      os << " after";
+      for (const Handle* d = deps_begin(s); d != deps_end(s); ++d) os << " " << *d;
+    }
+    os << "\n";
+  }
+  return os.str();
+}
+
+ScheduleBuilder::ScheduleBuilder(int rank, int size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw std::invalid_argument("ScheduleBuilder: rank " + std::to_string(rank) + " outside [0, " +
+                                std::to_string(size) + ")");
+  sched_.rank = rank;
+  sched_.size = size;
+}
+
+Handle ScheduleBuilder::add(Step s, const Handle* deps, std::size_t ndeps) {
+  const Handle h = static_cast<Handle>(sched_.steps.size());
+  s.dep_begin = static_cast<std::uint32_t>(sched_.deps.size());
+  for (std::size_t i = 0; i < ndeps; ++i) {
+    if (deps[i] >= h) throw std::logic_error("ScheduleBuilder: dependency on a later step");
+    sched_.deps.push_back(deps[i]);
+  }
+  s.dep_count = static_cast<std::uint32_t>(ndeps);
+  sched_.steps.push_back(s);
+  return h;
+}
+
+Handle ScheduleBuilder::send(int peer, Range src, const std::vector<Handle>& deps) {
+  Step s;
+  s.kind = StepKind::send;
+  s.peer = peer;
+  s.tag = send_seq_[peer]++;
+  s.src = src;
+  return add(s, deps.data(), deps.size());
+}
+
+Handle ScheduleBuilder::recv(int peer, Range dst, const std::vector<Handle>& deps) {
+  Step s;
+  s.kind = StepKind::recv;
+  s.peer = peer;
+  s.tag = recv_seq_[peer]++;
+  s.dst = dst;
+  return add(s, deps.data(), deps.size());
+}
+
+Handle ScheduleBuilder::reduce(Range src, Range dst, const std::vector<Handle>& deps) {
+  Step s;
+  s.kind = StepKind::reduce;
+  s.src = src;
+  s.dst = dst;
+  return add(s, deps.data(), deps.size());
+}
+
+Handle ScheduleBuilder::copy(Range src, Range dst, const std::vector<Handle>& deps) {
+  Step s;
+  s.kind = StepKind::copy;
+  s.src = src;
+  s.dst = dst;
+  return add(s, deps.data(), deps.size());
+}
+
+Handle ScheduleBuilder::send(int peer, Range src, Deps deps) { return send(peer, src, std::vector<Handle>(deps)); }
+Handle ScheduleBuilder::recv(int peer, Range dst, Deps deps) { return recv(peer, dst, std::vector<Handle>(deps)); }
+Handle ScheduleBuilder::reduce(Range src, Range dst, Deps deps) { return reduce(src, dst, std::vector<Handle>(deps)); }
+Handle ScheduleBuilder::copy(Range src, Range dst, Deps deps) { return copy(src, dst, std::vector<Handle>(deps)); }
+
+Handle ScheduleBuilder::permute(Range region, PermutationSpec spec, Deps deps) {
+  return permute(region, std::move(spec), std::vector<Handle>(deps));
+}
+
+Handle ScheduleBuilder::permute(Range region, PermutationSpec spec, const std::vector<Handle>& deps) {
+  Step s;
+  s.kind = StepKind::permute;
+  s.src = region;
+  s.dst = region;
+  s.perm = static_cast<std::int32_t>(sched_.perms.size());
+  sched_.perms.push_back(std::move(spec));
+  return add(s, deps.data(), deps.size());
+}
+
+Range ScheduleBuilder::scratch(std::uint64_t count) {
+  Range r{Buf::tmp, sched_.tmp_count, count};
+  sched_.tmp_count += count;
+  return r;
+}
+
+Schedule ScheduleBuilder::finish() && { return std::move(sched_); }
+
+}  // namespace gencoll

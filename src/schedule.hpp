@@ -1,0 +1,128 @@
+// One rank's collective schedule: the data every consumer (executor, simulator,
+// checker) reads. Generators in coll/ build it; nothing here touches MPI.
+//
+// Units: ranges are counted in *elements* of the collective's datatype (bytes =
+// elements x type size). Reductions must never split an element, and derived
+// datatypes are addressed by element index and extent, so elements are the
+// smallest unit every consumer can honour.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace gencoll {
+
+// Which buffer a range lives in. `send` is the caller's input (for MPI_IN_PLACE
+// the executor aliases it to the caller's block of `recv`), `recv` the caller's
+// result buffer, `tmp` scratch owned by the executor, sized by Schedule::tmp_count.
+enum class Buf : std::uint8_t { send, recv, tmp };
+
+struct Range {
+  Buf buf = Buf::recv;
+  std::uint64_t offset = 0;  // elements from the start of the buffer
+  std::uint64_t count = 0;   // elements
+
+  std::uint64_t end() const { return offset + count; }
+  bool overlaps(const Range& o) const {
+    return buf == o.buf && offset < o.end() && o.offset < end();
+  }
+  friend bool operator==(const Range& a, const Range& b) {
+    return a.buf == b.buf && a.offset == b.offset && a.count == b.count;
+  }
+};
+
+enum class StepKind : std::uint8_t {
+  send,     // src -> peer
+  recv,     // peer -> dst
+  reduce,   // dst = src (op) dst, MPI_Reduce_local's operand order
+  copy,     // dst = src
+  permute,  // dst buffer's blocks move to their natural order (see PermutationSpec)
+};
+
+const char* to_string(StepKind k);
+
+// The final reordering of permuted recursive multiplying, stated compactly so a
+// schedule of 16k ranks does not carry a p-sized table per rank. The mapping is
+// recovered with unit_destinations().
+struct PermutationSpec {
+  std::vector<int> radices;       // radix of each round, far partner first
+  int new_rank = 0;               // this rank among the radix-product ranks
+  std::vector<int> unit_begin;    // unit_begin[j]: first original block of new rank j
+                                  // (size new_ranks + 1)
+  std::uint64_t unit_count = 0;   // elements per unit (block)
+};
+
+// For each unit position in the permuted buffer, the unit index it belongs at.
+std::vector<std::uint32_t> unit_destinations(const PermutationSpec& spec);
+
+struct Step {
+  StepKind kind = StepKind::copy;
+  int peer = -1;            // send/recv partner (communicator rank)
+  std::uint32_t tag = 0;    // per-(peer, direction) message sequence number
+  Range src;                // send: data sent; reduce/copy: input
+  Range dst;                // recv: landing area; reduce: in/out; copy: output;
+                            // permute: the permuted region
+  std::uint32_t dep_begin = 0;  // into Schedule::deps
+  std::uint32_t dep_count = 0;
+  std::int32_t perm = -1;   // permute: index into Schedule::perms
+};
+
+using Handle = std::uint32_t;  // index of a step in its schedule
+
+struct Schedule {
+  int rank = 0;
+  int size = 1;
+  std::vector<Step> steps;
+  std::vector<Handle> deps;  // flattened dependency lists, see Step::dep_*
+  std::vector<PermutationSpec> perms;
+  std::uint64_t tmp_count = 0;  // scratch elements the executor must provide
+
+  const Handle* deps_begin(const Step& s) const { return deps.data() + s.dep_begin; }
+  const Handle* deps_end(const Step& s) const { return deps.data() + s.dep_begin + s.dep_count; }
+  std::size_t messages_sent() const;
+  std::string describe() const;  // human-readable listing for debugging
+};
+
+// Builds a Schedule. Every add returns a handle that later steps name as a
+// dependency; a step starts only after all its dependencies completed. Message
+// tags are assigned here, in emission order per peer, so a generator only has to
+// emit matching sends and receives in the same order on both sides.
+class ScheduleBuilder {
+ public:
+  using Deps = std::initializer_list<Handle>;
+
+  ScheduleBuilder(int rank, int size);
+
+  Handle send(int peer, Range src, Deps deps = {});
+  Handle recv(int peer, Range dst, Deps deps = {});
+  Handle reduce(Range src, Range dst, Deps deps = {});
+  Handle copy(Range src, Range dst, Deps deps = {});
+  Handle permute(Range region, PermutationSpec spec, Deps deps = {});
+
+  // Variants taking a dependency vector built at run time.
+  Handle send(int peer, Range src, const std::vector<Handle>& deps);
+  Handle recv(int peer, Range dst, const std::vector<Handle>& deps);
+  Handle reduce(Range src, Range dst, const std::vector<Handle>& deps);
+  Handle copy(Range src, Range dst, const std::vector<Handle>& deps);
+  Handle permute(Range region, PermutationSpec spec, const std::vector<Handle>& deps);
+
+  // Grows the scratch area and returns a fresh range in it.
+  Range scratch(std::uint64_t count);
+
+  int rank() const { return sched_.rank; }
+  int size() const { return sched_.size; }
+  Schedule finish() &&;
+
+ private:
+  Handle add(Step s, const Handle* deps, std::size_t ndeps);
+  Schedule sched_;
+  // Hash maps, not p-sized arrays: a simulator builds 16k schedules.
+  std::unordered_map<int, std::uint32_t> send_seq_;
+  std::unordered_map<int, std::uint32_t> recv_seq_;
+};
+
+}  // namespace gencoll

@@ -1,0 +1,34 @@
+// The contract between the executor and whatever moves the bytes (PMPI, MPICH
+// internals, CUDA staging). Ranges are in elements; the transport owns the
+// mapping to addresses, datatypes and scratch memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "schedule.hpp"
+
+namespace gencoll {
+
+class Transport {
+ public:
+  using Request = std::size_t;  // transport-chosen id, reported back by wait_some
+
+  virtual ~Transport() = default;
+  virtual void prepare(const Schedule& s) = 0;  // e.g. allocate s.tmp_count scratch elements
+  virtual Request isend(int peer, std::uint32_t tag, const Range& src) = 0;
+  virtual Request irecv(int peer, std::uint32_t tag, const Range& dst) = 0;
+  // Blocks until at least one posted request finished; appends their ids.
+  virtual void wait_some(std::vector<Request>& done) = 0;
+  virtual void reduce(const Range& in, const Range& inout) = 0;  // inout = in op inout
+  virtual void copy(const Range& src, const Range& dst) = 0;
+  virtual void permute(const Range& region, const PermutationSpec& spec) = 0;
+};
+
+// Runs one rank's schedule to completion: posts every step as soon as its
+// dependencies finished, performs local steps at once, and waits only when
+// nothing else can proceed. The only code in gencoll that waits.
+void execute(const Schedule& s, Transport& t);
+
+}  // namespace gencoll
