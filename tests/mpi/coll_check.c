@@ -1072,12 +1072,16 @@ static void type_check_extent(MPI_Datatype dt, const char *name, size_t want)
     }
 }
 
+static double g_tsec;
+
 static void section(const char *name, long before)
 {
+    double t = MPI_Wtime();
     if (!g_quiet && g_rank == 0) {
-        printf("coll_check: %-34s %4ld cases\n", name, g_ncases - before);
+        printf("coll_check: %-34s %4ld cases %7.2f s\n", name, g_ncases - before, t - g_tsec);
         fflush(stdout);
     }
+    g_tsec = t;
 }
 
 /* Known bugs of the native reduction kernels, probed locally with
@@ -1402,6 +1406,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    g_tsec = MPI_Wtime();
     if (g_do_allreduce) test_allreduce();
     if (g_do_allgather) test_allgather();
 

@@ -1,0 +1,71 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+
+#include "src/config.hpp"
+
+using namespace gencoll;
+
+namespace {
+Config parse(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> names;
+  for (const auto& kv : env) names.push_back(kv.first);
+  return parse_config(
+      [&](const char* n) -> const char* {
+        auto it = env.find(n);
+        return it == env.end() ? nullptr : it->second.c_str();
+      },
+      names);
+}
+}  // namespace
+
+TEST_CASE("defaults: the MPI's own algorithms, blocking waits", "[config]") {
+  const Config c = parse({});
+  CHECK(c.errors.empty());
+  CHECK_FALSE(c[Collective::allreduce].alg.has_value());
+  CHECK_FALSE(c[Collective::allgather].alg.has_value());
+  CHECK(c.wait == WaitPolicy::block);
+}
+
+TEST_CASE("algorithm and radix per collective", "[config]") {
+  const Config c = parse({{"GENCOLL_ALLREDUCE_INTRA_ALGORITHM", "recursive_multiplying"},
+                          {"GENCOLL_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL", "4"},
+                          {"GENCOLL_ALLGATHER_INTRA_ALGORITHM", "kring"},
+                          {"GENCOLL_ALLGATHER_KRING_KVAL", "3"},
+                          {"GENCOLL_WAIT_POLICY", "yield"}});
+  REQUIRE(c.errors.empty());
+  CHECK(c[Collective::allreduce].alg == Algorithm::recursive_multiplying);
+  CHECK(c[Collective::allreduce].k == 4);
+  CHECK(c[Collective::allgather].alg == Algorithm::kring);
+  CHECK(c[Collective::allgather].k == 3);
+  CHECK(c.wait == WaitPolicy::yield);
+  CHECK(kval_variable(Collective::allreduce, Algorithm::recursive_multiplying) ==
+        "GENCOLL_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL");
+}
+
+TEST_CASE("bad settings name the variable and the valid values", "[config]") {
+  auto one_error = [](const Config& c) {
+    REQUIRE(c.errors.size() == 1);
+    return c.errors[0];
+  };
+  const std::string bad_alg = one_error(parse({{"GENCOLL_ALLREDUCE_INTRA_ALGORITHM", "bogus"}}));
+  CHECK_THAT(bad_alg, Catch::Contains("GENCOLL_ALLREDUCE_INTRA_ALGORITHM=bogus") && Catch::Contains("kring") &&
+                          Catch::Contains("native"));
+  CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "1"}})),
+             Catch::Contains("GENCOLL_ALLGATHER_KNOMIAL_KVAL=1") && Catch::Contains("k >= 2"));
+  CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "three"}})), Catch::Contains("=three"));
+  CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "4x"}})), Catch::Contains("=4x"));
+  CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "-3"}})), Catch::Contains("=-3"));
+  CHECK_THAT(one_error(parse({{"GENCOLL_ALLREDUCE_ALGORITHM", "ring"}})),
+             Catch::Contains("GENCOLL_ALLREDUCE_ALGORITHM is not a gencoll variable"));
+  CHECK_THAT(one_error(parse({{"GENCOLL_ALLREDUCE_RING_KVAL", "4"}})), Catch::Contains("fixed radix"));
+  CHECK_THAT(one_error(parse({{"GENCOLL_WAIT_POLICY", "spin"}})), Catch::Contains("block, yield"));
+}
+
+TEST_CASE("fingerprints differ exactly when the selections differ", "[config]") {
+  const Config a = parse({{"GENCOLL_ALLREDUCE_INTRA_ALGORITHM", "knomial"}});
+  const Config b = parse({{"GENCOLL_ALLREDUCE_INTRA_ALGORITHM", "knomial"}, {"GENCOLL_ALLREDUCE_KNOMIAL_KVAL", "3"}});
+  const Config c = parse({{"GENCOLL_ALLREDUCE_INTRA_ALGORITHM", "knomial"}, {"GENCOLL_ALLREDUCE_KNOMIAL_KVAL", "2"}});
+  CHECK(a.fingerprint() != b.fingerprint());
+  CHECK(a.fingerprint() == c.fingerprint());
+}
