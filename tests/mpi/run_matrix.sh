@@ -1,0 +1,224 @@
+#!/usr/bin/env bash
+# run_matrix.sh - run coll_check under every (algorithm, p, k) combination.
+#
+# Usage:
+#   run_matrix.sh --mpi mpich|openmpi --lib /path/libgencoll-pmpi.so|none \
+#                 --bin /path/coll_check [--quick] [options]
+#
+# Options:
+#   --mpi M         mpich (mpiexec.mpich) or openmpi (mpiexec.openmpi)
+#   --lib PATH      interposition library to LD_PRELOAD into the ranks;
+#                   "none" runs without it (exercises the MPI's own collectives)
+#   --bin PATH      coll_check built with the matching mpicc (mpicc.mpich /
+#                   mpicc.openmpi)
+#   --quick         p in {1,2,3,4,7,8} instead of {1..9,12,16}
+#   --procs "LIST"  explicit list of process counts (overrides --quick)
+#   --algs "LIST"   explicit list of algorithms (default: all six + native)
+#   --jobs N        run N mpiexec invocations at once (default 1)
+#   --timeout S     per-run time limit in seconds (default 120)
+#   --args "ARGS"   extra arguments for coll_check (it always gets -q)
+#   --mpiexec-args "ARGS"  extra arguments for mpiexec
+#   --logdir DIR    keep every run's output in DIR (default: a temp dir that is
+#                   removed at the end; failing runs' output tails are printed)
+#
+# For each algorithm in knomial recursive_multiplying
+# permuted_recursive_multiplying kring (each with k in {2, 3, p, p+1}, deduped,
+# k >= 2), ring and recursive_doubling (fixed radix: once per p, no KVAL
+# variables) and native (once per p), the ranks get
+#   GENCOLL_ALLGATHER_INTRA_ALGORITHM=<alg>  GENCOLL_ALLREDUCE_INTRA_ALGORITHM=<alg>
+#   GENCOLL_ALLGATHER_<ALG>_KVAL=<k>         GENCOLL_ALLREDUCE_<ALG>_KVAL=<k>
+#   GENCOLL_WAIT_POLICY=yield                LD_PRELOAD=<lib>
+# Prints one line per run and "run_matrix: <passed>/<total> runs passed";
+# exits 1 if any run failed (nonzero exit, timeout, or no clean summary line).
+
+set -u
+
+usage() {
+    sed -n '2,/^$/{s/^# \{0,1\}//;p}' "$0" >&2
+    exit 2
+}
+
+MPI=""
+LIB=""
+BIN=""
+QUICK=0
+PROCS=""
+ALGS="knomial recursive_multiplying permuted_recursive_multiplying kring ring recursive_doubling native"
+JOBS=1
+TIMEOUT=120
+BIN_ARGS=""
+MPIEXEC_ARGS=""
+LOGDIR=""
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --mpi) MPI="${2:-}"; shift 2 ;;
+    --lib) LIB="${2:-}"; shift 2 ;;
+    --bin) BIN="${2:-}"; shift 2 ;;
+    --quick) QUICK=1; shift ;;
+    --procs) PROCS="${2:-}"; shift 2 ;;
+    --algs) ALGS="${2:-}"; shift 2 ;;
+    --jobs|-j) JOBS="${2:-}"; shift 2 ;;
+    --timeout) TIMEOUT="${2:-}"; shift 2 ;;
+    --args) BIN_ARGS="${2:-}"; shift 2 ;;
+    --mpiexec-args) MPIEXEC_ARGS="${2:-}"; shift 2 ;;
+    --logdir) LOGDIR="${2:-}"; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "run_matrix: unknown argument: $1" >&2; usage ;;
+    esac
+done
+
+[ -n "$MPI" ] && [ -n "$LIB" ] && [ -n "$BIN" ] || usage
+
+case "$MPI" in
+mpich)
+    MPIEXEC=mpiexec.mpich
+    MPILIB_RE='libmpich'
+    ;;
+openmpi)
+    MPIEXEC=mpiexec.openmpi
+    MPILIB_RE='libmpi\.so'
+    ;;
+*) echo "run_matrix: --mpi must be mpich or openmpi" >&2; exit 2 ;;
+esac
+command -v "$MPIEXEC" >/dev/null || { echo "run_matrix: $MPIEXEC not found" >&2; exit 2; }
+[ -x "$BIN" ] || { echo "run_matrix: binary not executable: $BIN" >&2; exit 2; }
+BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+if [ "$LIB" != none ]; then
+    [ -f "$LIB" ] || { echo "run_matrix: library not found: $LIB" >&2; exit 2; }
+    LIB="$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")"
+fi
+# a coll_check built against the other MPI fails in confusing ways: check
+if command -v ldd >/dev/null && ! ldd "$BIN" 2>/dev/null | grep -q "$MPILIB_RE"; then
+    echo "run_matrix: $BIN does not link $MPILIB_RE; build it with mpicc.$MPI" >&2
+    exit 2
+fi
+case "$JOBS" in ''|*[!0-9]*|0) echo "run_matrix: bad --jobs" >&2; exit 2 ;; esac
+
+if [ -z "$PROCS" ]; then
+    if [ "$QUICK" = 1 ]; then PROCS="1 2 3 4 7 8"; else PROCS="1 2 3 4 5 6 7 8 9 12 16"; fi
+fi
+
+if [ -n "$LOGDIR" ]; then
+    mkdir -p "$LOGDIR" || exit 2
+    KEEP_LOGS=1
+else
+    LOGDIR="$(mktemp -d /tmp/run_matrix.XXXXXX)" || exit 2
+    KEEP_LOGS=0
+fi
+RESULTS="$LOGDIR/results.txt"
+: >"$RESULTS"
+
+cleanup() {
+    # stop runs still in flight (only our own children)
+    local pids
+    pids="$(jobs -p)"
+    [ -n "$pids" ] && kill $pids 2>/dev/null
+    [ "$KEEP_LOGS" = 0 ] && rm -rf "$LOGDIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# k values for p: {2, 3, p, p+1}, k >= 2, deduplicated, in that order
+kvals() {
+    local p=$1 k out=" "
+    for k in 2 3 "$p" $((p + 1)); do
+        [ "$k" -ge 2 ] || continue
+        case "$out" in *" $k "*) continue ;; esac
+        out="$out$k "
+    done
+    echo $out
+}
+
+# run_one ALG P K   (K = "-" for algorithms without a radix)
+run_one() {
+    local alg=$1 p=$2 k=$3
+    local ALG log t0 t1 secs rc status
+    ALG="$(echo "$alg" | tr '[:lower:]' '[:upper:]')"
+    log="$LOGDIR/$MPI.$alg.p$p.k$k.log"
+    local -a envs=(
+        "GENCOLL_ALLGATHER_INTRA_ALGORITHM=$alg"
+        "GENCOLL_ALLREDUCE_INTRA_ALGORITHM=$alg"
+        "GENCOLL_WAIT_POLICY=yield"
+    )
+    if [ "$k" != - ]; then
+        envs+=("GENCOLL_ALLGATHER_${ALG}_KVAL=$k" "GENCOLL_ALLREDUCE_${ALG}_KVAL=$k")
+    fi
+    [ "$LIB" != none ] && envs+=("LD_PRELOAD=$LIB")
+
+    local -a cmd
+    local e
+    if [ "$MPI" = mpich ]; then
+        # -genv: the variables reach the ranks only (not mpiexec/hydra itself)
+        cmd=("$MPIEXEC" -n "$p")
+        for e in "${envs[@]}"; do cmd+=(-genv "${e%%=*}" "${e#*=}"); done
+    else
+        cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root --mca btl self,vader -n "$p")
+        for e in "${envs[@]}"; do cmd+=(-x "$e"); done
+    fi
+    # shellcheck disable=SC2206
+    cmd+=($MPIEXEC_ARGS "$BIN" -q $BIN_ARGS)
+
+    {
+        echo "# ${envs[*]}"
+        echo "# ${cmd[*]}"
+    } >"$log"
+    t0=$(date +%s.%N)
+    # timeout signals its whole process group (mpiexec, proxies, ranks);
+    # KILL follows 10 s after TERM
+    timeout -k 10 "$TIMEOUT" "${cmd[@]}" </dev/null >>"$log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    if [ $rc -eq 0 ] && grep -q "^coll_check: p=$p [0-9]* cases, 0 failures\$" "$log"; then
+        status=PASS
+    else
+        status=FAIL
+    fi
+    local why=""
+    if [ $status = FAIL ]; then
+        if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then why=" (timeout ${TIMEOUT}s)"; else why=" (rc=$rc)"; fi
+    fi
+    printf '%s %-7s %-30s p=%-2s k=%-2s %6ss%s\n' "$status" "$MPI" "$alg" "$p" "$k" "$secs" "$why"
+    if [ $status = FAIL ]; then
+        # the first failure lines and the tail of the output
+        { grep -m 8 '^coll_check: FAIL' "$log"; tail -n 12 "$log"; } | awk '!seen[$0]++' |
+            sed 's/^/    | /'
+    fi
+    echo "$status $alg $p $k $secs" >>"$RESULTS"
+}
+
+RUNS=()
+for p in $PROCS; do
+    for alg in $ALGS; do
+        case "$alg" in
+        ring|recursive_doubling|native) RUNS+=("$alg $p -") ;;
+        *) for k in $(kvals "$p"); do RUNS+=("$alg $p $k"); done ;;
+        esac
+    done
+done
+
+echo "run_matrix: mpi=$MPI lib=$LIB bin=$BIN runs=${#RUNS[@]} jobs=$JOBS timeout=${TIMEOUT}s"
+T0=$(date +%s)
+running=0
+for r in "${RUNS[@]}"; do
+    # shellcheck disable=SC2086
+    if [ "$JOBS" -le 1 ]; then
+        run_one $r
+    else
+        if [ $running -ge "$JOBS" ]; then
+            wait -n
+            running=$((running - 1))
+        fi
+        run_one $r &
+        running=$((running + 1))
+    fi
+done
+wait
+
+total=$(wc -l <"$RESULTS")
+passed=$(grep -c '^PASS ' "$RESULTS")
+T1=$(date +%s)
+echo "run_matrix: $passed/$total runs passed ($MPI, $((T1 - T0)) s)"
+[ "$KEEP_LOGS" = 1 ] && echo "run_matrix: logs in $LOGDIR"
+[ "$total" -eq "${#RUNS[@]}" ] && [ "$passed" -eq "$total" ]
