@@ -5,6 +5,9 @@
 //   allgather: send[0, count) is this rank's block; recv holds p blocks, block i at
 //              [i*count, (i+1)*count).
 //   allreduce: send[0, count) is this rank's vector; recv[0, count) the result.
+//   bcast:     recv[0, count) is the root's input and everyone's result.
+//   reduce:    send[0, count) is this rank's vector; recv[0, count) the result,
+//              written only at the root (elsewhere it may not exist).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +19,8 @@
 
 namespace gencoll {
 
-enum class Collective { allgather, allreduce };
+enum class Collective { allgather, allreduce, bcast, reduce };
+constexpr int kCollectiveCount = 4;
 
 enum class Algorithm {
   knomial,                         // k-nomial tree (gather/reduce + bcast)
@@ -25,6 +29,7 @@ enum class Algorithm {
   kring,                           // groups of k ranks: inter-group ring, then intra-group rings
   ring,                            // baseline: kring with one group of p
   recursive_doubling,              // baseline: recursive multiplying with k = 2
+  binomial,                        // baseline: k-nomial with k = 2
 };
 
 const char* to_string(Collective c);
@@ -32,6 +37,15 @@ const char* to_string(Algorithm a);
 std::optional<Collective> parse_collective(const std::string& s);
 std::optional<Algorithm> parse_algorithm(const std::string& s);
 const std::vector<Algorithm>& all_algorithms();
+const std::vector<Collective>& all_collectives();
+
+// Whether gencoll has this algorithm for this collective (seed 001 table I):
+// allgather/allreduce: all; bcast: all but permuted recursive multiplying;
+// reduce: knomial and binomial.
+bool supports(Collective c, Algorithm a);
+std::vector<Algorithm> algorithms_for(Collective c);
+// Fixed-radix baselines ignore k.
+bool has_radix(Algorithm a);
 
 struct CollParams {
   Collective coll = Collective::allreduce;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "algorithms.hpp"
+#include "pattern.hpp"
 
 namespace gencoll {
 
@@ -11,5 +12,19 @@ Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted);
 Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted);
 Schedule allgather_kring(const CollParams& prm);
 Schedule allreduce_kring(const CollParams& prm);
+Schedule bcast_knomial(const CollParams& prm);
+Schedule bcast_scatter_recursive_multiplying(const CollParams& prm);
+Schedule bcast_scatter_kring(const CollParams& prm);
+Schedule reduce_knomial(const CollParams& prm);
+
+// Building blocks shared between collectives.
+// Scatters the blocks of `l` (recv buffer) from the tree's root so that every
+// rank ends with its own block; returns every step it emitted.
+std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& t, const BlockLayout& l);
+void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayout& l, Range own_in,
+                       const std::vector<Handle>& own_ready, bool permuted);
+void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
+                          const std::vector<std::vector<Handle>>& before,
+                          std::vector<std::vector<Handle>>& touched);
 
 }  // namespace gencoll

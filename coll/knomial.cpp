@@ -106,6 +106,45 @@ Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint6
 
 }  // namespace
 
+std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& t, const BlockLayout& l) {
+  const int v = t.rel(b.rank());
+  std::vector<Handle> all, have;
+  if (v != 0)
+    for (const Range& x : rel_blocks(t, l, v, t.subtree(v))) have.push_back(b.recv(t.abs(t.parent(v)), x));
+  all = have;
+  const auto levels = t.children(v);
+  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv)
+    for (const auto& c : *lv)
+      for (const Range& x : rel_blocks(t, l, c.rel, c.subtree)) all.push_back(b.send(t.abs(c.rel), x, have));
+  return all;
+}
+
+Schedule bcast_knomial(const CollParams& prm) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const KnomialTree t{prm.p, effective_radix(prm.alg, prm.p, prm.k), prm.root};
+  if (prm.count > 0) emit_knomial_bcast(b, t, Range{Buf::recv, 0, prm.count}, {});
+  return std::move(b).finish();
+}
+
+Schedule reduce_knomial(const CollParams& prm) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const int k = effective_radix(prm.alg, prm.p, prm.k);
+  const Range out{Buf::recv, 0, prm.count};
+  if (prm.commutative || prm.root == 0) {
+    const KnomialTree t{prm.p, k, prm.root};
+    Partial acc = emit_knomial_reduce(b, t, prm.count);
+    if (prm.rank == prm.root) b.copy(acc.where, out, acc.ready);
+    return std::move(b).finish();
+  }
+  // A tree rooted elsewhere would meet the contributions rotated out of rank
+  // order: reduce to rank 0, whose subtrees are rank intervals, and forward.
+  const KnomialTree t{prm.p, k, 0};
+  Partial acc = emit_knomial_reduce(b, t, prm.count);
+  if (prm.rank == 0) b.send(prm.root, acc.where, acc.ready);
+  if (prm.rank == prm.root) b.recv(0, out, acc.sent);  // `out` may alias the input
+  return std::move(b).finish();
+}
+
 Schedule allgather_knomial(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
   const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);

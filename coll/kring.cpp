@@ -44,6 +44,8 @@ struct KringGroups {
   }
 };
 
+}  // namespace
+
 // Emits the k-ring allgather of the blocks of `l` in the recv buffer. Nothing
 // touches block x before `before[x]` have finished; `touched[x]` collects the
 // steps that read or write block x.
@@ -86,8 +88,6 @@ void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
       if (l.size(x) > 0) receive(prev, x);
   }
 }
-
-}  // namespace
 
 Schedule allgather_kring(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
@@ -138,6 +138,16 @@ Schedule allreduce_kring(const CollParams& prm) {
     before[x].insert(before[x].end(), last[x].begin(), last[x].end());
   }
   emit_kring_allgather(b, k, l, before, touched);
+  return std::move(b).finish();
+}
+
+Schedule bcast_scatter_kring(const CollParams& prm) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const BlockLayout l = BlockLayout::split(prm.p, prm.count);
+  // Binomial scatter, as MPICH's scatter + ring allgather broadcast does.
+  const std::vector<Handle> scattered = emit_knomial_scatter(b, KnomialTree{prm.p, 2, prm.root}, l);
+  std::vector<std::vector<Handle>> before(prm.p, scattered), touched(prm.p);
+  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before, touched);
   return std::move(b).finish();
 }
 

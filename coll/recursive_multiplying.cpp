@@ -46,19 +46,29 @@ std::uint64_t permuted_held_units(const FoldLayout& f, int round, int q) {
 
 }  // namespace
 
-Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
-  ScheduleBuilder b(prm.rank, prm.p);
-  const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
-  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
-  const int r = prm.rank;
-  const Range own_in{Buf::send, 0, prm.count};
+// Recursive multiplying allgather of the blocks of `l` into the recv buffer.
+// This rank's block comes from `own_in` once `own_ready` finished; nothing is
+// written to the recv buffer before then (a preceding scatter may still be
+// forwarding from it).
+void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayout& l, Range own_in,
+                       const std::vector<Handle>& own_ready, bool permuted) {
+  const int r = b.rank();
+  // Both sides of every transfer know its size, so empty ones (count < p) are
+  // left out on both.
+  const auto send = [&](int peer, Range x, const std::vector<Handle>& deps, std::vector<Handle>& out) {
+    if (x.count > 0) out.push_back(b.send(peer, x, deps));
+  };
+  const auto recv = [&](int peer, Range x, const std::vector<Handle>& deps, std::vector<Handle>& out) {
+    if (x.count > 0) out.push_back(b.recv(peer, x, deps));
+  };
+  std::vector<Handle> ignored;
 
   if (f.is_extra(r)) {
     const int base = f.base_of_extra(r);
-    b.send(base, own_in);
-    b.copy(own_in, l.block(r));
-    for (const Range& rest : complement(l, {l.block(r)})) b.recv(base, rest);
-    return std::move(b).finish();
+    send(base, own_in, own_ready, ignored);
+    b.copy(own_in, l.block(r), own_ready);
+    for (const Range& rest : complement(l, {l.block(r)})) recv(base, rest, own_ready, ignored);
+    return;
   }
 
   const int j = f.new_rank(r);
@@ -68,9 +78,9 @@ Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
 
   // The permuted variant starts with its own new rank's blocks at the front.
   const auto position = [&](int rank) { return permuted ? rank - first : rank; };
-  const Handle own = b.copy(own_in, l.block(position(r)));
+  const Handle own = b.copy(own_in, l.block(position(r)), own_ready);
   have.push_back(own);
-  if (f.has_extra(r)) have.push_back(b.recv(r - 1, l.block(position(r - 1)), {own}));
+  if (f.has_extra(r)) recv(r - 1, l.block(position(r - 1)), {own}, have);
   all = have;
 
   const std::vector<long> stride = round_strides(f.radices, permuted);
@@ -90,8 +100,8 @@ Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
         const int lo = f.first_rank(static_cast<int>(group + t * s));
         const int hi = f.first_rank(static_cast<int>(group + (t + 1) * s));
         const int peer = f.base_rank(q);
-        all.push_back(b.send(peer, mine, have));
-        got.push_back(b.recv(peer, l.span(lo, hi)));
+        send(peer, mine, have, all);
+        recv(peer, l.span(lo, hi), own_ready, got);
       }
     } else {
       // Partners' data lands contiguously after ours, in order of relative digit.
@@ -101,8 +111,8 @@ Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
         const int q = static_cast<int>(j + ((digit + t) % k - digit) * s);
         const std::uint64_t theirs = permuted_held_units(f, static_cast<int>(round), q);
         const int peer = f.base_rank(q);
-        all.push_back(b.send(peer, mine, have));
-        got.push_back(b.recv(peer, l.span(static_cast<int>(at), static_cast<int>(at + theirs)), {own}));
+        send(peer, mine, have, all);
+        recv(peer, l.span(static_cast<int>(at), static_cast<int>(at + theirs)), {own}, got);
         at += theirs;
       }
       held = at;
@@ -115,14 +125,20 @@ Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
     PermutationSpec spec;
     spec.radices = f.radices;
     spec.new_rank = j;
-    spec.unit_count = prm.count;
+    spec.unit_count = l.size(0);  // the permuted variant is only used with uniform blocks
     spec.unit_begin.resize(static_cast<std::size_t>(f.new_ranks) + 1);
     for (int q = 0; q <= f.new_ranks; ++q) spec.unit_begin[q] = f.first_rank(q);
-    have.assign(1, b.permute(l.span(0, prm.p), std::move(spec), all));
+    have.assign(1, b.permute(l.span(0, l.blocks()), std::move(spec), all));
   }
 
   if (f.has_extra(r))
-    for (const Range& rest : complement(l, {l.block(r - 1)})) b.send(r - 1, rest, have);
+    for (const Range& rest : complement(l, {l.block(r - 1)})) send(r - 1, rest, have, ignored);
+}
+
+Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
+  emit_rm_allgather(b, f, BlockLayout::uniform(prm.p, prm.count), Range{Buf::send, 0, prm.count}, {}, permuted);
   return std::move(b).finish();
 }
 
@@ -209,6 +225,17 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
     done.assign(1, b.copy(pool.range(acc), out, deps));
   }
   if (f.has_extra(r)) b.send(r - 1, out, done);
+  return std::move(b).finish();
+}
+
+Schedule bcast_scatter_recursive_multiplying(const CollParams& prm) {
+  ScheduleBuilder b(prm.rank, prm.p);
+  const BlockLayout l = BlockLayout::split(prm.p, prm.count);
+  // Binomial scatter, as MPICH's scatter + recursive doubling broadcast does;
+  // the radix shapes the allgather, which carries most of the rounds.
+  const std::vector<Handle> scattered = emit_knomial_scatter(b, KnomialTree{prm.p, 2, prm.root}, l);
+  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
+  emit_rm_allgather(b, f, l, l.block(prm.rank), scattered, false);
   return std::move(b).finish();
 }
 

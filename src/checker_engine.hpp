@@ -121,6 +121,17 @@ class Engine {
   }
 
   bool validate() {
+    send_base_.resize(p_);
+    recv_base_.resize(p_);
+    tmp_base_.resize(p_);
+    std::uint64_t n = 0;
+    for (int r = 0; r < p_; ++r) {
+      send_base_[r] = n;
+      n += in_place_ ? 0 : send_n_;
+      recv_base_[r] = n;
+      tmp_base_[r] = n + recv_n_;
+      n += recv_n_ + s_[r].tmp_count;
+    }
     std::uint32_t total = 0;
     step_base_.resize(p_);
     for (int r = 0; r < p_; ++r) {
@@ -159,7 +170,11 @@ class Engine {
             if (ok && st.src.count != st.dst.count)
               return fail(who_rs(r, i) + ": src has " + std::to_string(st.src.count) + " elements, dst " +
                           std::to_string(st.dst.count));
-            if (ok && phys_overlap(r, st.src, st.dst))
+            // An exact self-copy is allowed: it is how a generator copies send into
+            // recv without knowing whether the caller passed MPI_IN_PLACE, and the
+            // executor skips it. Any other overlap breaks memcpy/MPI_Reduce_local.
+            if (ok && phys_overlap(r, st.src, st.dst) &&
+                !(st.kind == StepKind::copy && phys(r, st.src) == phys(r, st.dst)))
               return fail(who_rs(r, i) + ": src and dst overlap (reduce_local/memcpy forbid aliasing)");
             break;
           case StepKind::permute:
@@ -181,17 +196,7 @@ class Engine {
 
   void init() {
     const std::size_t total = rank_of_.size();
-    send_base_.resize(p_);
-    recv_base_.resize(p_);
-    tmp_base_.resize(p_);
-    std::uint64_t n = 0;
-    for (int r = 0; r < p_; ++r) {
-      send_base_[r] = n;
-      n += in_place_ ? 0 : send_n_;
-      recv_base_[r] = n;
-      tmp_base_[r] = n + recv_n_;
-      n += recv_n_ + s_[r].tmp_count;
-    }
+    const std::uint64_t n = tmp_base_.back() + s_.back().tmp_count;
     vals_.assign(n, m_.garbage());
     marks_.assign(n, Mark{});
     for (int r = 0; r < p_; ++r) {
@@ -233,6 +238,7 @@ class Engine {
   void mark_ready(std::uint32_t g, int d) {
     const int r = rank_of_[g];
     const Step& st = step(g);
+    if (self_copy(r, st)) return;
     if (st.kind != StepKind::permute) {
       const std::uint64_t b = phys(r, st.src);
       for (std::uint64_t k = 0; k < st.src.count; ++k) marks_[b + k].ready_r += d;
@@ -295,6 +301,7 @@ class Engine {
     const std::uint64_t b = phys(r, rg);
     for (std::uint64_t k = 0; k < rg.count; ++k) {
       const Mark& mk = marks_[b + k];
+      if (mk.writer == kNone && !(write && mk.readers) && !mk.ready_w && !(write && mk.ready_r)) continue;
       const std::string at = (write ? ": writes " : ": reads ") + elem_str(rg.buf, rg.offset + k) + " while ";
       if (mk.writer != kNone)
         return fail(who(g) + at + who(mk.writer) + ", which writes it, is in flight (missing dependency on step " +
@@ -325,9 +332,16 @@ class Engine {
     return kNone;
   }
 
+  // The executor skips a copy onto itself (send into recv with MPI_IN_PLACE), so it
+  // touches nothing.
+  bool self_copy(int r, const Step& st) const {
+    return st.kind == StepKind::copy && phys(r, st.src) == phys(r, st.dst);
+  }
+
   bool exec_local(std::uint32_t g) {
     const int r = rank_of_[g];
     const Step& st = step(g);
+    if (self_copy(r, st)) return true;
     if (st.kind != StepKind::permute && !check_access(g, st.src, false)) return false;
     if (!check_access(g, st.dst, true)) return false;
     const std::uint64_t d = phys(r, st.dst);

@@ -11,18 +11,15 @@ namespace gencoll {
 
 namespace {
 
-constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce};
 
 std::string upper(std::string s) {
   for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return s;
 }
 
-bool has_radix(Algorithm a) { return a != Algorithm::ring && a != Algorithm::recursive_doubling; }
-
-std::string valid_algorithms() {
+std::string valid_algorithms(Collective c) {
   std::string s = "native";
-  for (Algorithm a : all_algorithms()) s += std::string(", ") + to_string(a);
+  for (Algorithm a : algorithms_for(c)) s += std::string(", ") + to_string(a);
   return s;
 }
 
@@ -48,7 +45,7 @@ std::string kval_variable(Collective c, Algorithm a) {
 
 std::string Config::fingerprint() const {
   std::ostringstream os;
-  for (Collective c : kCollectives) {
+  for (Collective c : all_collectives()) {
     const Selection& s = (*this)[c];
     os << to_string(c) << '=' << (s.alg ? to_string(*s.alg) : "native") << ':' << s.k << ';';
   }
@@ -59,7 +56,7 @@ std::string Config::fingerprint() const {
 Config parse_config(const std::function<const char*(const char*)>& lookup, const std::vector<std::string>& names) {
   Config cfg;
   std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG"};
-  for (Collective c : kCollectives) {
+  for (Collective c : all_collectives()) {
     Selection& sel = cfg.coll[static_cast<int>(c)];
     const std::string var = algorithm_variable(c);
     known.push_back(var);
@@ -67,11 +64,14 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       const std::string val = v;
       if (val != "native" && val != "auto" && !val.empty()) {
         sel.alg = parse_algorithm(val);
-        if (!sel.alg)
-          cfg.errors.push_back(var + "=" + val + " is not a gencoll algorithm; valid values: " + valid_algorithms());
+        if (!sel.alg || !supports(c, *sel.alg)) {
+          sel.alg.reset();
+          cfg.errors.push_back(var + "=" + val + " is not a gencoll " + to_string(c) + " algorithm; valid values: " +
+                               valid_algorithms(c));
+        }
       }
     }
-    for (Algorithm a : all_algorithms()) {
+    for (Algorithm a : algorithms_for(c)) {
       if (!has_radix(a)) continue;
       const std::string kvar = kval_variable(c, a);
       known.push_back(kvar);
@@ -99,17 +99,28 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
   for (const std::string& n : names) {
     if (n.rfind("GENCOLL_", 0) != 0) continue;
     bool fixed_radix = false;
-    for (Collective c : kCollectives)
+    for (Collective c : all_collectives())
       for (Algorithm a : all_algorithms())
         if (!has_radix(a) && n == kval_variable(c, a)) fixed_radix = true;
+    // A radix variable of an algorithm the collective does not have.
+    bool foreign = false;
+    for (Collective c : all_collectives())
+      for (Algorithm a : all_algorithms())
+        if (has_radix(a) && !supports(c, a) && n == kval_variable(c, a)) foreign = true;
+    if (foreign) {
+      cfg.errors.push_back(n + " names an algorithm its collective does not have; see GENCOLL_<COLL>_INTRA_ALGORITHM's " +
+                           "valid values");
+      continue;
+    }
     if (fixed_radix) {
       cfg.errors.push_back(n + " is set, but that algorithm has a fixed radix; unset it (radix variables exist for " +
                            "knomial, recursive_multiplying, permuted_recursive_multiplying and kring)");
       continue;
     }
     if (std::find(known.begin(), known.end(), n) == known.end())
-      cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<ALLGATHER|ALLREDUCE>_INTRA_ALGORITHM, " +
-                           "GENCOLL_<ALLGATHER|ALLREDUCE>_<ALGORITHM>_KVAL, GENCOLL_WAIT_POLICY, GENCOLL_DEBUG");
+      cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<COLL>_INTRA_ALGORITHM, " +
+                           "GENCOLL_<COLL>_<ALGORITHM>_KVAL (COLL: ALLGATHER, ALLREDUCE, BCAST, REDUCE), " +
+                           "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG");
   }
   return cfg;
 }

@@ -5,7 +5,7 @@
 //   GENCOLL_<COLL>_<ALG>_KVAL        radix k >= 2                (default 2)
 //   GENCOLL_WAIT_POLICY              block | yield               (default block)
 //   GENCOLL_DEBUG                    0 | 1                       (default 0)
-// <COLL> is ALLGATHER or ALLREDUCE, <ALG> an algorithm name in upper case.
+// <COLL> is ALLGATHER, ALLREDUCE, BCAST or REDUCE, <ALG> an algorithm name in upper case.
 #pragma once
 
 #include <array>
@@ -26,7 +26,7 @@ struct Selection {
 enum class WaitPolicy { block, yield };
 
 struct Config {
-  std::array<Selection, 2> coll;  // indexed by Collective
+  std::array<Selection, kCollectiveCount> coll;  // indexed by Collective
   WaitPolicy wait = WaitPolicy::block;
   bool debug = false;
   std::vector<std::string> errors;  // one complete message per problem

@@ -68,7 +68,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-[ -n "$MPI" ] && [ -n "$LIB" ] && [ -n "$BIN" ] || usage
+if [ -z "$MPI" ] || [ -z "$LIB" ] || [ -z "$BIN" ]; then usage; fi
 
 case "$MPI" in
 mpich)
@@ -109,12 +109,12 @@ fi
 RESULTS="$LOGDIR/results.txt"
 : >"$RESULTS"
 
+# shellcheck disable=SC2317  # invoked via trap
 cleanup() {
     # stop runs still in flight (only our own children)
-    local pids
-    pids="$(jobs -p)"
-    [ -n "$pids" ] && kill $pids 2>/dev/null
-    [ "$KEEP_LOGS" = 0 ] && rm -rf "$LOGDIR"
+    local pid
+    for pid in $(jobs -p); do kill "$pid" 2>/dev/null; done
+    if [ "$KEEP_LOGS" = 0 ]; then rm -rf "$LOGDIR"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -127,7 +127,8 @@ kvals() {
         case "$out" in *" $k "*) continue ;; esac
         out="$out$k "
     done
-    echo $out
+    out="${out# }"
+    echo "${out% }"
 }
 
 # run_one ALG P K   (K = "-" for algorithms without a radix)
@@ -153,6 +154,7 @@ run_one() {
         cmd=("$MPIEXEC" -n "$p")
         for e in "${envs[@]}"; do cmd+=(-genv "${e%%=*}" "${e#*=}"); done
     else
+        # shellcheck disable=SC2054  # "self,vader" is one argument
         cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root --mca btl self,vader -n "$p")
         for e in "${envs[@]}"; do cmd+=(-x "$e"); done
     fi
@@ -221,4 +223,5 @@ passed=$(grep -c '^PASS ' "$RESULTS")
 T1=$(date +%s)
 echo "run_matrix: $passed/$total runs passed ($MPI, $((T1 - T0)) s)"
 [ "$KEEP_LOGS" = 1 ] && echo "run_matrix: logs in $LOGDIR"
-[ "$total" -eq "${#RUNS[@]}" ] && [ "$passed" -eq "$total" ]
+if [ "$total" -eq "${#RUNS[@]}" ] && [ "$passed" -eq "$total" ]; then exit 0; fi
+exit 1

@@ -27,11 +27,12 @@ std::vector<ScheduleBuilder> builders(int p) {
   return b;
 }
 
-// Direct exchange: every rank sends its block to every other rank.
-std::vector<Schedule> all_to_all_allgather(int p, std::uint64_t c, bool in_place) {
+// Direct exchange: every rank sends its block to every other rank. In place, the
+// copy of the own block is an exact self-copy, which the checker accepts.
+std::vector<Schedule> all_to_all_allgather(int p, std::uint64_t c) {
   auto b = builders(p);
   for (int r = 0; r < p; ++r) {
-    if (!in_place) b[r].copy(send_r(0, c), recv_r(r * c, c));
+    b[r].copy(send_r(0, c), recv_r(r * c, c));
     for (int q = 0; q < p; ++q)
       if (q != r) b[r].send(q, send_r(0, c)), b[r].recv(q, recv_r(q * c, c));
   }
@@ -112,7 +113,7 @@ bool mentions(const CheckReport& rep, const std::string& what) { return rep.erro
 TEST_CASE("correct 2-rank allgather exchange passes", "[checker]") {
   for (bool in_place : {false, true}) {
     for (std::uint64_t c : {1u, 3u}) {
-      const CheckReport rep = check_allgather(all_to_all_allgather(2, c, in_place), c, in_place);
+      const CheckReport rep = check_allgather(all_to_all_allgather(2, c), c, in_place);
       INFO("in_place " << in_place << " count " << c << ": " << rep.error);
       REQUIRE(rep.ok);
       CHECK(rep.messages == 2);
@@ -124,7 +125,7 @@ TEST_CASE("correct 2-rank allgather exchange passes", "[checker]") {
 TEST_CASE("correct ring and all-to-all allgather pass for several sizes", "[checker]") {
   for (int p = 1; p <= 6; ++p) {
     for (bool in_place : {false, true}) {
-      const CheckReport a = check_allgather(all_to_all_allgather(p, 2, in_place), 2, in_place);
+      const CheckReport a = check_allgather(all_to_all_allgather(p, 2), 2, in_place);
       INFO("p " << p << " " << a.error);
       REQUIRE(a.ok);
     }
@@ -186,7 +187,7 @@ TEST_CASE("rendezvous: sends that wait for each other's receive deadlock", "[che
 }
 
 TEST_CASE("unmatched message is reported", "[checker]") {
-  auto s = all_to_all_allgather(2, 1, false);
+  auto s = all_to_all_allgather(2, 1);
   ScheduleBuilder x(1, 2);
   x.copy(send_r(0, 1), recv_r(1, 1));
   x.recv(0, recv_r(0, 1));  // never sends to rank 0
@@ -194,7 +195,7 @@ TEST_CASE("unmatched message is reported", "[checker]") {
   const CheckReport rep = check_allgather(s, 1, false);
   INFO(rep.error);
   REQUIRE_FALSE(rep.ok);
-  CHECK(mentions(rep, "unmatched message: rank 0 step 1"));
+  CHECK(mentions(rep, "unmatched message: rank 0 step 2"));
 }
 
 TEST_CASE("a block at the wrong position is caught", "[checker]") {
@@ -212,7 +213,7 @@ TEST_CASE("a block at the wrong position is caught", "[checker]") {
 }
 
 TEST_CASE("ranges outside their buffers are caught", "[checker]") {
-  auto s = all_to_all_allgather(2, 2, false);
+  auto s = all_to_all_allgather(2, 2);
   ScheduleBuilder x(0, 2);
   x.copy(send_r(0, 2), recv_r(0, 2));
   x.send(1, send_r(1, 2));  // send buffer holds 2 elements
@@ -224,11 +225,37 @@ TEST_CASE("ranges outside their buffers are caught", "[checker]") {
   CHECK(mentions(rep, "outside the send buffer"));
 
   ScheduleBuilder y(0, 2);
-  y.copy(send_r(0, 2), y.scratch(1));
+  y.scratch(1);
+  y.copy(send_r(0, 1), Range{Buf::tmp, 1, 1});
   s[0] = std::move(y).finish();
   rep = check_allgather(s, 2, false);
+  INFO(rep.error);
   REQUIRE_FALSE(rep.ok);
   CHECK(mentions(rep, "outside the tmp buffer"));
+
+  ScheduleBuilder z(0, 2);
+  z.copy(recv_r(0, 2), recv_r(1, 2));
+  s[0] = std::move(z).finish();
+  rep = check_allgather(s, 2, false);
+  INFO(rep.error);
+  REQUIRE_FALSE(rep.ok);
+  CHECK(mentions(rep, "overlap"));
+}
+
+TEST_CASE("two ready steps that conflict are caught", "[checker]") {
+  auto b = builders(2);
+  for (int r = 0; r < 2; ++r) {
+    const Range t = b[r].scratch(1);
+    const Handle c0 = b[r].copy(send_r(0, 1), t);
+    b[r].send(1 - r, t, {c0});
+    b[r].copy(send_r(0, 1), t, {c0});  // races with the send above
+    b[r].copy(send_r(0, 1), recv_r(r, 1));
+    b[r].recv(1 - r, recv_r(1 - r, 1));
+  }
+  const CheckReport rep = check_allgather(finish_all(b), 1, false);
+  INFO(rep.error);
+  REQUIRE_FALSE(rep.ok);
+  CHECK(mentions(rep, "no dependency orders them"));
 }
 
 TEST_CASE("overwriting a send's source while it is in flight is caught", "[checker]") {
@@ -237,9 +264,9 @@ TEST_CASE("overwriting a send's source while it is in flight is caught", "[check
     const Range t = b[r].scratch(1);
     const Handle c0 = b[r].copy(send_r(0, 1), t);
     b[r].send(1 - r, t, {c0});
-    b[r].copy(send_r(0, 1), t, {c0});  // rewrites the in-flight source
     b[r].copy(send_r(0, 1), recv_r(r, 1));
-    b[r].recv(1 - r, recv_r(1 - r, 1));
+    const Handle rv = b[r].recv(1 - r, recv_r(1 - r, 1));
+    b[r].copy(send_r(0, 1), t, {rv});  // the peer's data arrived, but the send may still read t
   }
   const CheckReport rep = check_allgather(finish_all(b), 1, false);
   INFO(rep.error);
@@ -324,7 +351,7 @@ TEST_CASE("allreduce missing a contribution or reducing garbage fails", "[checke
 TEST_CASE("randomised order finds a dependency on the wrong one of two receives", "[checker]") {
   // Rank 0 copies block 1 after the receive of block 2 only; the deterministic
   // order delivers both together and cannot see it.
-  auto s = all_to_all_allgather(3, 1, false);
+  auto s = all_to_all_allgather(3, 1);
   ScheduleBuilder x(0, 3);
   x.copy(send_r(0, 1), recv_r(0, 1));
   x.send(1, send_r(0, 1));

@@ -103,6 +103,10 @@ class LoopbackTransport final : public Transport {
     bool finished = false;
   };
   T* at(const Range& r) {
+    // Reduce must not write the result buffer of non-roots (it may not exist):
+    // those ranks get an empty one.
+    if (r.buf == Buf::recv) REQUIRE(r.end() <= recv_.size());
+    if (r.buf == Buf::send) REQUIRE(r.end() <= send_.size());
     T* base = r.buf == Buf::send ? send_.data() : r.buf == Buf::recv ? recv_.data() : tmp_.data();
     return base + r.offset;
   }
@@ -116,10 +120,9 @@ class LoopbackTransport final : public Transport {
 };
 
 template <typename T>
-std::vector<std::vector<T>> run_all(CollParams prm, std::vector<std::vector<T>> send, std::size_t recv_size,
-                                    typename LoopbackTransport<T>::Op op) {
+std::vector<std::vector<T>> run_all(CollParams prm, std::vector<std::vector<T>> send,
+                                    std::vector<std::vector<T>> recv, typename LoopbackTransport<T>::Op op) {
   Mailbox mb;
-  std::vector<std::vector<T>> recv(prm.p, std::vector<T>(recv_size));
   std::vector<std::thread> threads;
   for (int r = 0; r < prm.p; ++r) {
     threads.emplace_back([&, r] {
@@ -132,6 +135,12 @@ std::vector<std::vector<T>> run_all(CollParams prm, std::vector<std::vector<T>> 
   for (auto& t : threads) t.join();
   REQUIRE(mb.msgs.empty());
   return recv;
+}
+
+template <typename T>
+std::vector<std::vector<T>> run_all(CollParams prm, std::vector<std::vector<T>> send, std::size_t recv_size,
+                                    typename LoopbackTransport<T>::Op op) {
+  return run_all<T>(prm, std::move(send), std::vector<std::vector<T>>(prm.p, std::vector<T>(recv_size)), op);
 }
 
 std::vector<int> radices_for(int p) {
@@ -198,4 +207,44 @@ TEST_CASE("allgather delivers every block to every rank", "[executor]") {
           for (int r = 0; r < p; ++r)
             for (int b = 0; b < p; ++b) REQUIRE(std::equal(in[b].begin(), in[b].end(), out[r].begin() + b * n));
         }
+}
+
+TEST_CASE("bcast delivers the root's buffer for every root", "[executor]") {
+  for (Algorithm alg : algorithms_for(Collective::bcast))
+    for (int p = 1; p <= 12; ++p)
+      for (int k : radices_for(p))
+        for (int root = 0; root < p; ++root)
+          for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t(p - 1), std::uint64_t(3 * p + 2)}) {
+            if (n == 0) continue;
+            CollParams prm{Collective::bcast, alg, p, 0, k, n, root, true};
+            std::vector<std::vector<std::int64_t>> buf(p, std::vector<std::int64_t>(n, -1));
+            for (std::uint64_t i = 0; i < n; ++i) buf[root][i] = 7 * std::int64_t(i) + root;
+            auto out = run_all<std::int64_t>(prm, std::vector<std::vector<std::int64_t>>(p), buf,
+                                             [](const std::int64_t& a, const std::int64_t&) { return a; });
+            INFO(to_string(alg) << " p=" << p << " k=" << k << " root=" << root << " n=" << n);
+            for (int r = 0; r < p; ++r) REQUIRE(out[r] == buf[root]);
+          }
+}
+
+TEST_CASE("reduce with a non-commutative op gives the rank-ordered product at every root", "[executor]") {
+  for (Algorithm alg : algorithms_for(Collective::reduce))
+    for (int p = 1; p <= 12; ++p)
+      for (int k : radices_for(p))
+        for (int root = 0; root < p; ++root)
+          for (bool commutative : {false, true}) {
+            const std::uint64_t n = p + 2;
+            CollParams prm{Collective::reduce, alg, p, 0, k, n, root, commutative};
+            std::vector<std::vector<Mat>> in(p, std::vector<Mat>(n));
+            for (int r = 0; r < p; ++r)
+              for (std::uint64_t i = 0; i < n; ++i)  // diagonal matrices commute
+                in[r][i] = commutative ? Mat{r + 2 + std::int64_t(i), 0, 0, r + 1} : Mat{r + 2 + std::int64_t(i), 1, 1, 0};
+            std::vector<Mat> expect = in[0];
+            for (int r = 1; r < p; ++r)
+              for (std::uint64_t i = 0; i < n; ++i) expect[i] = mul(expect[i], in[r][i]);
+            std::vector<std::vector<Mat>> recv(p);
+            recv[root].resize(n);
+            auto out = run_all<Mat>(prm, in, recv, mul);
+            INFO(to_string(alg) << " p=" << p << " k=" << k << " root=" << root << " commutative=" << commutative);
+            REQUIRE(out[root] == expect);
+          }
 }
