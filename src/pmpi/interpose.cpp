@@ -1,4 +1,4 @@
-// libgencoll-pmpi: intercepts MPI_Allgather and MPI_Allreduce of unmodified
+// libgencoll-pmpi: intercepts MPI_Allgather, MPI_Allreduce, MPI_Bcast and MPI_Reduce of unmodified
 // programs (LD_PRELOAD) and runs the gencoll algorithm the GENCOLL_* environment
 // selects; everything else, and every call it cannot serve, goes to the MPI's own
 // implementation through PMPI.
@@ -74,7 +74,7 @@ bool usable(Collective c, MPI_Comm comm, MPI_Op op, bool* commutative) {
   PMPI_Comm_test_inter(comm, &inter);
   if (inter) return false;
   *commutative = true;
-  if (c == Collective::allreduce) {
+  if (c == Collective::allreduce || c == Collective::reduce) {
     int commute = 1;
     PMPI_Op_commutative(op, &commute);
     *commutative = commute != 0;
@@ -88,7 +88,7 @@ bool usable(Collective c, MPI_Comm comm, MPI_Op op, bool* commutative) {
   return true;
 }
 
-int run(Collective c, MPI_Comm comm, std::uint64_t count, bool commutative, PmpiBuffers bufs) {
+int run(Collective c, MPI_Comm comm, std::uint64_t count, bool commutative, PmpiBuffers bufs, int root = 0) {
   const Selection& sel = g_config[c];
   MPI_Comm pc = private_comm(comm);
   CollParams prm;
@@ -99,11 +99,12 @@ int run(Collective c, MPI_Comm comm, std::uint64_t count, bool commutative, Pmpi
   prm.k = sel.k;
   prm.count = count;
   prm.commutative = commutative;
+  prm.root = root;
   if (g_config.debug && prm.rank == 0) {
     int size = 0;
     PMPI_Type_size(bufs.type, &size);
-    std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d algorithm=%s k=%d\n", to_string(c),
-                 static_cast<unsigned long long>(count), static_cast<unsigned long long>(count) * size, prm.p,
+    std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=%s k=%d\n", to_string(c),
+                 static_cast<unsigned long long>(count), static_cast<unsigned long long>(count) * size, prm.p, root,
                  to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
   }
   PmpiTransport t(pc, bufs, g_config.wait);
@@ -181,6 +182,37 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     b.recv = recvbuf;
     b.type = recvtype;
     return run(Collective::allgather, comm, static_cast<std::uint64_t>(recvcount), true, b);
+  });
+}
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  bool commutative = true;
+  if (count <= 0 || !usable(Collective::bcast, comm, MPI_OP_NULL, &commutative))
+    return PMPI_Bcast(buffer, count, type, root, comm);
+  return guarded([&] {
+    PmpiBuffers b;
+    b.send = buffer;
+    b.send_count = count;
+    b.send_type = type;
+    b.recv = buffer;
+    b.type = type;
+    return run(Collective::bcast, comm, static_cast<std::uint64_t>(count), true, b, root);
+  });
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  bool commutative = true;
+  if (count <= 0 || !usable(Collective::reduce, comm, op, &commutative))
+    return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  return guarded([&] {
+    PmpiBuffers b;
+    b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // MPI_IN_PLACE is only valid at the root
+    b.send_count = count;
+    b.send_type = type;
+    b.recv = recvbuf;  // significant at the root only; the schedule never touches it elsewhere
+    b.type = type;
+    b.op = op;
+    return run(Collective::reduce, comm, static_cast<std::uint64_t>(count), commutative, b, root);
   });
 }
 
