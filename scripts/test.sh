@@ -1,18 +1,32 @@
 #!/usr/bin/env bash
 # Sets everything up (packages, build) and runs every test: Catch2 unit and
-# schedule-checker tests, the purity check of the generators, and the MPI
-# integration matrix under MPICH and Open MPI through the interposition library.
+# schedule-checker tests (also under AddressSanitizer + UBSan), the purity check
+# of the generators, and the MPI integration matrix under MPICH and Open MPI
+# through the interposition library.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 bash "$top/scripts/build.sh"
-cd "$top/build"
 start=$(date +%s)
 status=0
+
+# Sanitizer build of the MPI-free core and its unit tests.
+mkdir -p "$top/build-asan"
+cd "$top/build-asan"
+[ -f Makefile ] && [ Makefile -nt ../Makefile.in ] || ../configure --enable-sanitizers >/dev/null
+make -j"$(nproc)" tests/unit/unit_tests
+./tests/unit/unit_tests 2>&1 | tee tests/unit/unit_tests.log | tail -n 3 || status=$?
+
+cd "$top/build"
 make -j"$(nproc)" check || status=$?
-for log in tests/unit/unit_tests.log tests/check_pure.sh.log tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log; do
-  [ -f "$log" ] || continue
-  echo "== $log"
-  grep -E "All tests passed|test cases|assertions|check_pure:|run_matrix:|FAIL" "$log" | tail -n 5 || true
-done
+summary() {
+  for log in "$@"; do
+    [ -f "$log" ] || continue
+    echo "== $log"
+    grep -E "All tests passed|test cases|check_pure:|run_matrix:|^FAIL" "$log" | tail -n 5 || true
+  done
+}
+echo "== summary"
+summary "$top"/build-asan/tests/unit/unit_tests.log
+summary tests/unit/unit_tests.log tests/check_pure.sh.log tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log
 echo "test.sh: finished in $(( $(date +%s) - start )) s, status $status"
 exit $status
