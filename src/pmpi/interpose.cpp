@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <exception>
+#include <memory>
 
 #include "../../coll/algorithms.hpp"
 #include "../config.hpp"
@@ -20,30 +22,50 @@ int g_keyval = MPI_KEYVAL_INVALID;
 
 // Collectives run on a private duplicate of the caller's communicator so their
 // messages can never match the application's point-to-point traffic. The
-// duplicate lives as an attribute of the caller's communicator and is freed with it.
-int delete_dup(MPI_Comm, int, void* attr, void*) {
-  MPI_Comm* dup = static_cast<MPI_Comm*>(attr);
+// duplicate and a few recently used schedules live in an attribute of the
+// caller's communicator and are freed with it.
+struct CommState {
+  MPI_Comm dup = MPI_COMM_NULL;
+  // Applications repeat the same call shapes; generating a schedule costs more
+  // than a small message's transfer, so keep the last few.
+  std::deque<std::pair<CollParams, std::shared_ptr<const Schedule>>> recent;
+
+  std::shared_ptr<const Schedule> schedule(const CollParams& prm) {
+    for (const auto& [key, sched] : recent)
+      if (key.coll == prm.coll && key.alg == prm.alg && key.k == prm.k && key.count == prm.count &&
+          key.root == prm.root && key.commutative == prm.commutative)
+        return sched;
+    auto sched = std::make_shared<const Schedule>(generate(prm));
+    recent.emplace_front(prm, sched);
+    if (recent.size() > kRecent) recent.pop_back();
+    return sched;
+  }
+  static constexpr std::size_t kRecent = 16;
+};
+
+int delete_state(MPI_Comm, int, void* attr, void*) {
+  std::unique_ptr<CommState> state(static_cast<CommState*>(attr));
   int finalized = 0;
   PMPI_Finalized(&finalized);
-  if (!finalized) PMPI_Comm_free(dup);
-  delete dup;
+  if (!finalized) PMPI_Comm_free(&state->dup);
   return MPI_SUCCESS;
 }
 
-MPI_Comm private_comm(MPI_Comm comm) {
+CommState& comm_state(MPI_Comm comm) {
   void* attr = nullptr;
   int found = 0;
   if (g_keyval == MPI_KEYVAL_INVALID)
-    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_dup, &g_keyval, nullptr) != MPI_SUCCESS) throw MpiError(MPI_ERR_INTERN);
+    if (int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &g_keyval, nullptr); rc != MPI_SUCCESS)
+      throw MpiError(rc);
   PMPI_Comm_get_attr(comm, g_keyval, &attr, &found);
-  if (found) return *static_cast<MPI_Comm*>(attr);
-  auto dup = new MPI_Comm;  // owned by the attribute; released in delete_dup
-  if (int rc = PMPI_Comm_dup(comm, dup); rc != MPI_SUCCESS) {
-    delete dup;
+  if (found) return *static_cast<CommState*>(attr);
+  auto state = std::make_unique<CommState>();
+  if (int rc = PMPI_Comm_dup(comm, &state->dup); rc != MPI_SUCCESS) throw MpiError(rc);
+  if (int rc = PMPI_Comm_set_attr(comm, g_keyval, state.get()); rc != MPI_SUCCESS) {
+    PMPI_Comm_free(&state->dup);
     throw MpiError(rc);
   }
-  PMPI_Comm_set_attr(comm, g_keyval, dup);
-  return *dup;
+  return *state.release();  // owned by the attribute from here on; see delete_state
 }
 
 void load_config() {
@@ -90,7 +112,8 @@ bool usable(Collective c, MPI_Comm comm, MPI_Op op, bool* commutative) {
 
 int run(Collective c, MPI_Comm comm, std::uint64_t count, bool commutative, PmpiBuffers bufs, int root = 0) {
   const Selection& sel = g_config[c];
-  MPI_Comm pc = private_comm(comm);
+  CommState& state = comm_state(comm);
+  MPI_Comm pc = state.dup;
   CollParams prm;
   prm.coll = c;
   prm.alg = *sel.alg;
@@ -108,7 +131,7 @@ int run(Collective c, MPI_Comm comm, std::uint64_t count, bool commutative, Pmpi
                  to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
   }
   PmpiTransport t(pc, bufs, g_config.wait);
-  execute(generate(prm), t);
+  execute(*state.schedule(prm), t);
   return MPI_SUCCESS;
 }
 
