@@ -1,0 +1,228 @@
+// JSON profile -> Machine, with every error naming the file, the field (as a
+// path like levels[1].loggp.table[2].G_ns_per_byte) and the problem. The format
+// is documented in selection/PROFILES.md.
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "machine.hpp"
+
+namespace gencoll::sim {
+
+namespace {
+
+using nlohmann::json;
+
+constexpr double kUs = 1e-6;  // profile field suffix _us
+constexpr double kNs = 1e-9;  // profile field suffix _ns_per_byte (s/byte per ns/byte)
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const std::string& field, const std::string& problem) const {
+    throw ProfileError(file_ + ": " + field + ": " + problem);
+  }
+
+  // Rejects keys the format does not know: a typo must not silently fall back to 0.
+  void only_keys(const json& obj, const std::string& where, std::set<std::string> allowed) const {
+    allowed.insert("source");
+    allowed.insert("note");
+    for (auto it = obj.begin(); it != obj.end(); ++it)
+      if (!allowed.count(it.key())) {
+        std::string list;
+        for (const std::string& k : allowed) list += (list.empty() ? "" : ", ") + k;
+        fail(join(where, it.key()), "unknown field (known here: " + list + ")");
+      }
+  }
+
+  const json& object(const json& parent, const std::string& where, const char* key, bool required) const {
+    static const json none;
+    if (!parent.contains(key)) {
+      if (required) fail(join(where, key), "missing (required object)");
+      return none;
+    }
+    const json& v = parent.at(key);
+    if (!v.is_object()) fail(join(where, key), "must be an object, got " + shown(v));
+    return v;
+  }
+
+  double number(const json& obj, const std::string& where, const char* key, bool required, double dflt = 0) const {
+    if (!obj.contains(key)) {
+      if (required) fail(join(where, key), "missing (required non-negative number)");
+      return dflt;
+    }
+    const json& v = obj.at(key);
+    if (!v.is_number()) fail(join(where, key), "must be a number, got " + shown(v));
+    const double x = v.get<double>();
+    if (!std::isfinite(x) || x < 0) fail(join(where, key), "must be finite and >= 0, got " + shown(v));
+    return x;
+  }
+
+  int integer(const json& obj, const std::string& where, const char* key, int min, int dflt) const {
+    if (!obj.contains(key)) return dflt;
+    const json& v = obj.at(key);
+    if (!v.is_number_integer() || v.get<long long>() < min || v.get<long long>() > (1 << 30))
+      fail(join(where, key), "must be an integer >= " + std::to_string(min) + ", got " + shown(v));
+    return v.get<int>();
+  }
+
+  std::string text(const json& obj, const std::string& where, const char* key, bool required) const {
+    if (!obj.contains(key)) {
+      if (required) fail(join(where, key), "missing (required string)");
+      return {};
+    }
+    const json& v = obj.at(key);
+    if (!v.is_string()) fail(join(where, key), "must be a string, got " + shown(v));
+    return v.get<std::string>();
+  }
+
+  static std::string join(const std::string& where, const std::string& key) {
+    return where.empty() ? key : where + "." + key;
+  }
+  static std::string shown(const json& v) {
+    std::string s = v.dump();
+    return s.size() > 40 ? s.substr(0, 37) + "..." : s;
+  }
+
+ private:
+  std::string file_;
+};
+
+Loggp read_loggp_point(const Reader& r, const json& obj, const std::string& where) {
+  Loggp p;
+  p.L = r.number(obj, where, "L_us", true) * kUs;
+  p.o_s = r.number(obj, where, "o_s_us", true) * kUs;
+  p.o_r = r.number(obj, where, "o_r_us", true) * kUs;
+  p.g = r.number(obj, where, "g_us", true) * kUs;
+  p.G = r.number(obj, where, "G_ns_per_byte", true) * kNs;
+  return p;
+}
+
+LoggpCurve read_loggp(const Reader& r, const json& obj, const std::string& where) {
+  if (!obj.contains("table")) {
+    r.only_keys(obj, where, {"L_us", "o_s_us", "o_r_us", "g_us", "G_ns_per_byte"});
+    return LoggpCurve(read_loggp_point(r, obj, where));
+  }
+  r.only_keys(obj, where, {"table"});
+  const json& table = obj.at("table");
+  const std::string tw = Reader::join(where, "table");
+  if (!table.is_array() || table.empty()) r.fail(tw, "must be a non-empty array of {bytes, L_us, o_s_us, o_r_us, g_us, G_ns_per_byte}");
+  std::vector<LoggpCurve::Point> points;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const std::string pw = tw + "[" + std::to_string(i) + "]";
+    if (!table[i].is_object()) r.fail(pw, "must be an object, got " + Reader::shown(table[i]));
+    r.only_keys(table[i], pw, {"bytes", "L_us", "o_s_us", "o_r_us", "g_us", "G_ns_per_byte"});
+    const double bytes = r.number(table[i], pw, "bytes", true);
+    if (!points.empty() && !(points.back().bytes < bytes))
+      r.fail(pw + ".bytes", "sizes must increase strictly (previous row has " + std::to_string(points.back().bytes) + ")");
+    points.push_back({bytes, read_loggp_point(r, table[i], pw)});
+  }
+  return LoggpCurve(std::move(points));
+}
+
+void read_levels(const Reader& r, const json& doc, Machine& m) {
+  if (!doc.contains("levels")) r.fail("levels", "missing (required array of levels, innermost first)");
+  const json& levels = doc.at("levels");
+  if (!levels.is_array() || levels.empty()) r.fail("levels", "must be a non-empty array, got " + Reader::shown(levels));
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const std::string w = "levels[" + std::to_string(i) + "]";
+    const json& lv = levels[i];
+    if (!lv.is_object()) r.fail(w, "must be an object, got " + Reader::shown(lv));
+    r.only_keys(lv, w, {"name", "fanout", "loggp"});
+    Level level;
+    level.name = r.text(lv, w, "name", true);
+    const bool last = i + 1 == levels.size();
+    if (last && lv.contains("fanout")) r.fail(w + ".fanout", "the last level spans all ranks: leave fanout out");
+    if (!last && !lv.contains("fanout")) r.fail(w + ".fanout", "missing (units of the level below per unit of this one)");
+    level.fanout = last ? 0 : r.integer(lv, w, "fanout", 1, 1);
+    level.loggp = read_loggp(r, r.object(lv, w, "loggp", true), w + ".loggp");
+    level.source = r.text(lv, w, "source", false);
+    for (const Level& other : m.levels)
+      if (other.name == level.name) r.fail(w + ".name", "\"" + level.name + "\" is used twice");
+    m.levels.push_back(std::move(level));
+  }
+  if (m.levels.size() == 1) {
+    m.node_level = 0;
+    if (doc.contains("node_level") && r.text(doc, "", "node_level", false) != m.levels[0].name)
+      r.fail("node_level", "must name a level");
+    return;
+  }
+  const std::string node = r.text(doc, "", "node_level", true);
+  for (std::size_t i = 0; i < m.levels.size(); ++i)
+    if (m.levels[i].name == node) m.node_level = static_cast<int>(i);
+  if (m.levels[m.node_level].name != node) r.fail("node_level", "\"" + node + "\" is not the name of a level");
+  if (m.node_level + 1 == static_cast<int>(m.levels.size()))
+    r.fail("node_level", "\"" + node + "\" is the last level, which spans all ranks; name the level whose units are nodes");
+}
+
+void read_local(const Reader& r, const json& doc, Machine& m) {
+  const json& lc = r.object(doc, "", "local", false);
+  if (lc.is_null()) return;
+  r.only_keys(lc, "local", {"reduce_host_ns_per_byte", "reduce_device_ns_per_byte", "copy_host_ns_per_byte",
+                            "copy_device_ns_per_byte", "permute_host_ns_per_byte", "permute_device_ns_per_byte",
+                            "kernel_launch_us"});
+  LocalCosts& c = m.local;
+  c.reduce_host = r.number(lc, "local", "reduce_host_ns_per_byte", false) * kNs;
+  c.reduce_device = r.number(lc, "local", "reduce_device_ns_per_byte", false) * kNs;
+  c.copy_host = r.number(lc, "local", "copy_host_ns_per_byte", false) * kNs;
+  c.copy_device = r.number(lc, "local", "copy_device_ns_per_byte", false) * kNs;
+  c.permute_host = r.number(lc, "local", "permute_host_ns_per_byte", false) * kNs;
+  c.permute_device = r.number(lc, "local", "permute_device_ns_per_byte", false) * kNs;
+  c.kernel_launch = r.number(lc, "local", "kernel_launch_us", false) * kUs;
+  c.source = r.text(lc, "local", "source", false);
+}
+
+void read_contention(const Reader& r, const json& doc, Machine& m) {
+  const json& ct = r.object(doc, "", "contention", false);
+  if (ct.is_null()) return;
+  r.only_keys(ct, "contention", {"device_radix", "node_radix"});
+  m.contention.device_radix = r.integer(ct, "contention", "device_radix", 0, 0);
+  m.contention.node_radix = r.integer(ct, "contention", "node_radix", 0, 0);
+  m.contention.source = r.text(ct, "contention", "source", false);
+}
+
+}  // namespace
+
+Machine parse_machine(const std::string& json_text, const std::string& file) {
+  const Reader r(file);
+  json doc;
+  try {
+    doc = json::parse(json_text);
+  } catch (const json::parse_error& e) {
+    r.fail("(syntax)", std::string("not valid JSON: ") + e.what());
+  }
+  if (!doc.is_object()) r.fail("(top)", "must be a JSON object, got " + Reader::shown(doc));
+  r.only_keys(doc, "", {"name", "description", "levels", "node_level", "local", "contention",
+                        "overheads_serialize", "buffers"});
+  Machine m;
+  m.file = file;
+  m.name = r.text(doc, "", "name", true);
+  m.description = r.text(doc, "", "description", false);
+  read_levels(r, doc, m);
+  read_local(r, doc, m);
+  read_contention(r, doc, m);
+  if (doc.contains("overheads_serialize")) {
+    if (!doc.at("overheads_serialize").is_boolean())
+      r.fail("overheads_serialize", "must be true or false, got " + Reader::shown(doc.at("overheads_serialize")));
+    m.overheads_serialize = doc.at("overheads_serialize").get<bool>();
+  }
+  const std::string buffers = r.text(doc, "", "buffers", false);
+  if (!buffers.empty() && buffers != "host" && buffers != "device")
+    r.fail("buffers", "must be \"host\" or \"device\", got \"" + buffers + "\"");
+  m.device_buffers = buffers == "device";
+  m.validate();
+  return m;
+}
+
+Machine load_machine(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ProfileError(path + ": cannot open the profile for reading");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_machine(text.str(), path);
+}
+
+}  // namespace gencoll::sim

@@ -1,0 +1,310 @@
+// gencoll-sim: the LogGP simulator on the command line. One configuration ->
+// time and lower bound; --sweep -> CSV; --goal -> LogGOPSim GOAL text.
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bound.hpp"
+#include "goal_export.hpp"
+#include "machine.hpp"
+#include "simulator.hpp"
+#include "sweep.hpp"
+
+using namespace gencoll;
+using namespace gencoll::sim;
+
+namespace {
+
+const char* kHelp = R"(usage: gencoll-sim (--profile FILE | --flat L,o_s,o_r,g,G) [--nodes N | --ranks P] [options]
+
+Simulates a gencoll collective schedule under LogGP with device and node
+contention (seed 000 section IV) and reports its time and a lower bound.
+
+Machine
+  --profile FILE        JSON machine profile (see selection/PROFILES.md; shipped:
+                        selection/profiles/{delta,polaris,frontier,cpu-cluster}.json)
+  --flat L,o_s,o_r,g,G  one-level machine with constant LogGP instead: times in us,
+                        G in ns/byte; no contention, zero local costs
+  --nodes N             ranks = N x the profile's ranks per node (default 2 nodes)
+  --ranks P             exactly P ranks, placed in topology order (overrides --nodes)
+  --no-contention       device and node radix unlimited (the closed-form setting)
+  --buffers host|device local costs of host or device buffers (default: the profile's)
+
+Collective
+  -c, --collective C    allgather | allreduce | bcast | reduce (default allreduce)
+  -a, --algorithm A     knomial | recursive_multiplying | permuted_recursive_multiplying |
+                        kring | ring | recursive_doubling | binomial
+                        (default recursive_multiplying)
+  -k, --radix K         radix (default 2; ignored by ring, recursive_doubling, binomial)
+  -m, --size BYTES      bytes per rank block (allgather, as MPI's count) or of the
+                        vector (others); suffixes K, M, G (powers of 1024). Default 1M
+  --total BYTES         allgather: total gathered bytes (block = total / ranks)
+  --elem-bytes E        bytes per element (default 1); counts are size / E
+  --root R              root of bcast and reduce (default 0)
+
+Output
+  (default)             time, bound, bound/time and counts, one "key: value" per line
+  --per-rank            also each rank's completion time
+  --goal FILE           write the configuration's schedules as LogGOPSim GOAL text
+                        ("-" for standard output) and exit
+  --sweep               simulate collectives x algorithms x radices x sizes, CSV on
+                        standard output (or -o FILE) with columns
+                        collective,algorithm,radix,effective_radix,ranks,size_bytes,
+                        time_us,bound_us,bound_fraction,bound_term,events,error
+  --collectives LIST    comma-separated (default: all four)
+  --algorithms LIST     comma-separated (default: all; unsupported pairs skipped)
+  --radices LIST        comma-separated (default: 2..16, powers of two up to P,
+                        divisors of P and of the ranks per node)
+  --sizes LIST          comma-separated sizes (default: 8 B to 64 MiB, 24 powers of 2)
+  --threads N           sweep threads (default: all cores)
+  -o FILE               sweep output file
+  -h, --help            this text
+
+Exit status: 0 on success, 1 on a bad option or profile (the message names it),
+2 when the simulation fails.
+)";
+
+struct Args {
+  std::string profile, flat, goal, out;
+  int nodes = 2, ranks = 0, root = 0, threads = 0;
+  std::string coll = "allreduce", alg = "recursive_multiplying", buffers;
+  int k = 2;
+  std::uint64_t size = 1 << 20, total = 0;
+  std::uint32_t elem = 1;
+  bool contention = true, per_rank = false, sweep = false;
+  std::string colls, algs, radices, sizes;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  std::cerr << "gencoll-sim: " << what << " (see --help)\n";
+  std::exit(1);
+}
+
+std::uint64_t parse_bytes(const std::string& opt, const std::string& s) {
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(s, &used);
+  } catch (const std::exception&) {
+    usage_error(opt + ": expected a size like 4096, 64K or 2M, got \"" + s + "\"");
+  }
+  std::string suffix = s.substr(used);
+  if (suffix.size() > 1 && (suffix.substr(1) == "iB" || suffix.substr(1) == "B")) suffix = suffix.substr(0, 1);
+  if (suffix == "K" || suffix == "k") v <<= 10;
+  else if (suffix == "M") v <<= 20;
+  else if (suffix == "G") v <<= 30;
+  else if (!suffix.empty() && suffix != "B") usage_error(opt + ": unknown size suffix \"" + suffix + "\" (K, M or G)");
+  return v;
+}
+
+int parse_int(const std::string& opt, const std::string& s, int min) {
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(s, &used);
+    if (used == s.size() && v >= min) return v;
+  } catch (const std::exception&) {
+  }
+  usage_error(opt + ": expected an integer >= " + std::to_string(min) + ", got \"" + s + "\"");
+}
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string o = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage_error(o + " needs a value");
+      return argv[++i];
+    };
+    if (o == "-h" || o == "--help") {
+      std::cout << kHelp;
+      std::exit(0);
+    } else if (o == "--profile") a.profile = value();
+    else if (o == "--flat") a.flat = value();
+    else if (o == "--nodes") a.nodes = parse_int(o, value(), 1);
+    else if (o == "--ranks") a.ranks = parse_int(o, value(), 1);
+    else if (o == "--no-contention") a.contention = false;
+    else if (o == "--buffers") a.buffers = value();
+    else if (o == "-c" || o == "--collective") a.coll = value();
+    else if (o == "-a" || o == "--algorithm") a.alg = value();
+    else if (o == "-k" || o == "--radix") a.k = parse_int(o, value(), 2);
+    else if (o == "-m" || o == "--size") a.size = parse_bytes(o, value());
+    else if (o == "--total") a.total = parse_bytes(o, value());
+    else if (o == "--elem-bytes") a.elem = static_cast<std::uint32_t>(parse_int(o, value(), 1));
+    else if (o == "--root") a.root = parse_int(o, value(), 0);
+    else if (o == "--per-rank") a.per_rank = true;
+    else if (o == "--goal") a.goal = value();
+    else if (o == "--sweep") a.sweep = true;
+    else if (o == "--collectives") a.colls = value();
+    else if (o == "--algorithms") a.algs = value();
+    else if (o == "--radices") a.radices = value();
+    else if (o == "--sizes") a.sizes = value();
+    else if (o == "--threads") a.threads = parse_int(o, value(), 1);
+    else if (o == "-o") a.out = value();
+    else usage_error("unknown option \"" + o + "\"");
+  }
+  if (a.profile.empty() == a.flat.empty()) usage_error("give exactly one of --profile FILE and --flat L,o_s,o_r,g,G");
+  if (!a.buffers.empty() && a.buffers != "host" && a.buffers != "device")
+    usage_error("--buffers: expected host or device, got \"" + a.buffers + "\"");
+  return a;
+}
+
+Machine make_machine(const Args& a) {
+  if (!a.profile.empty()) return load_machine(a.profile);
+  const std::vector<std::string> v = split(a.flat);
+  if (v.size() != 5) usage_error("--flat: expected five numbers L,o_s,o_r,g,G (us, us, us, us, ns/byte)");
+  double x[5];
+  for (int i = 0; i < 5; ++i) {
+    char* end = nullptr;
+    x[i] = std::strtod(v[i].c_str(), &end);
+    if (*end != '\0' || x[i] < 0) usage_error("--flat: \"" + v[i] + "\" is not a non-negative number");
+  }
+  return flat_machine(Loggp{x[0] * 1e-6, x[1] * 1e-6, x[2] * 1e-6, x[3] * 1e-6, x[4] * 1e-9});
+}
+
+SimOptions options(const Args& a) {
+  SimOptions o;
+  o.elem_bytes = a.elem;
+  o.contention = a.contention;
+  o.buffers = a.buffers.empty() ? Buffers::profile : a.buffers == "device" ? Buffers::device : Buffers::host;
+  return o;
+}
+
+int run_sweep_cli(const Args& a, const Machine& m, int p) {
+  std::vector<Collective> colls = all_collectives();
+  std::vector<Algorithm> algs = all_algorithms();
+  std::vector<int> radices = radix_candidates(p, m.ranks_per_node());
+  std::vector<std::uint64_t> sizes = default_sizes();
+  if (!a.colls.empty()) {
+    colls.clear();
+    for (const std::string& s : split(a.colls)) {
+      const auto c = parse_collective(s);
+      if (!c) usage_error("--collectives: unknown collective \"" + s + "\"");
+      colls.push_back(*c);
+    }
+  }
+  if (!a.algs.empty()) {
+    algs.clear();
+    for (const std::string& s : split(a.algs)) {
+      const auto x = parse_algorithm(s);
+      if (!x) usage_error("--algorithms: unknown algorithm \"" + s + "\"");
+      algs.push_back(*x);
+    }
+  }
+  if (!a.radices.empty()) {
+    radices.clear();
+    for (const std::string& s : split(a.radices)) radices.push_back(parse_int("--radices", s, 2));
+  }
+  if (!a.sizes.empty()) {
+    sizes.clear();
+    for (const std::string& s : split(a.sizes)) sizes.push_back(parse_bytes("--sizes", s));
+  }
+  const std::vector<SweepPoint> points = sweep_points(colls, algs, radices, sizes, p);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::vector<SweepRow> rows = run_sweep(m, p, points, options(a), a.threads);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::ofstream file;
+  if (!a.out.empty()) {
+    file.open(a.out);
+    if (!file) usage_error("-o: cannot write \"" + a.out + "\"");
+  }
+  std::ostream& out = a.out.empty() ? std::cout : file;
+  write_csv_header(out);
+  int failed = 0;
+  for (const SweepRow& r : rows) {
+    write_csv_row(out, r, p);
+    failed += !r.error.empty();
+  }
+  std::cerr << "gencoll-sim: " << rows.size() << " configurations in " << secs << " s" << (failed ? ", " : "")
+            << (failed ? std::to_string(failed) + " failed (see the error column)" : "") << "\n";
+  return failed ? 2 : 0;
+}
+
+int run_one(const Args& a, const Machine& m, int p) {
+  const auto coll = parse_collective(a.coll);
+  if (!coll) usage_error("--collective: unknown collective \"" + a.coll + "\"");
+  const auto alg = parse_algorithm(a.alg);
+  if (!alg) usage_error("--algorithm: unknown algorithm \"" + a.alg + "\"");
+  if (!supports(*coll, *alg)) usage_error(std::string(to_string(*alg)) + " does not implement " + to_string(*coll));
+  if (a.root >= p) usage_error("--root: " + std::to_string(a.root) + " is not below the " + std::to_string(p) + " ranks");
+  std::uint64_t bytes = a.size;
+  if (a.total) {
+    if (*coll != Collective::allgather) usage_error("--total is for allgather; use --size");
+    bytes = a.total / static_cast<std::uint64_t>(p);
+  }
+  CollParams prm;
+  prm.coll = *coll;
+  prm.alg = *alg;
+  prm.p = p;
+  prm.k = a.k;
+  prm.root = a.root;
+  prm.count = std::max<std::uint64_t>(1, bytes / a.elem);
+  const SimOptions opt = options(a);
+
+  if (!a.goal.empty()) {
+    std::vector<Schedule> scheds;
+    for (int r = 0; r < p; ++r) {
+      prm.rank = r;
+      scheds.push_back(generate(prm));
+    }
+    if (a.goal == "-") {
+      write_goal(std::cout, scheds, m, opt);
+    } else {
+      std::ofstream f(a.goal);
+      if (!f) usage_error("--goal: cannot write \"" + a.goal + "\"");
+      write_goal(f, scheds, m, opt);
+    }
+    return 0;
+  }
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const SimResult r = simulate(m, prm, opt);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const Bound b = lower_bound(m, prm.coll, p, prm.count, opt);
+  const int rpn = m.ranks_per_node();
+  std::cout << "machine: " << m.name << (m.file.empty() ? "" : " (" + m.file + ")") << "\n"
+            << "collective: " << to_string(prm.coll) << "\nalgorithm: " << to_string(prm.alg)
+            << "\nradix: " << effective_radix(prm.alg, p, prm.k) << "\nranks: " << p;
+  if (rpn > 0) std::cout << " (" << (p + rpn - 1) / rpn << " nodes x " << rpn << ")";
+  std::cout << "\nsize_bytes: " << prm.count * a.elem << (prm.coll == Collective::allgather ? " per rank" : "")
+            << "\ncontention: " << (opt.contention ? "on" : "off") << "\ntime_us: " << r.time * 1e6
+            << "\nbound_us: " << b.time * 1e6 << " (" << b.binding << ")"
+            << "\nbound_fraction: " << (r.time > 0 ? b.time / r.time : 0) << "\nsteps: " << r.steps
+            << "\nmessages: " << r.messages << "\nbytes_sent: " << r.bytes_sent << "\nevents: " << r.events
+            << "\nsimulation_wall_s: " << wall << "\n";
+  if (a.per_rank)
+    for (int i = 0; i < p; ++i) std::cout << "rank " << i << ": " << r.rank_done[i] * 1e6 << " us\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Args a = parse_args(argc, argv);
+  Machine m;
+  try {
+    m = make_machine(a);
+  } catch (const std::exception& e) {
+    std::cerr << "gencoll-sim: " << e.what() << "\n";
+    return 1;
+  }
+  const int rpn = m.ranks_per_node();
+  const int p = a.ranks > 0 ? a.ranks : a.nodes * (rpn > 0 ? rpn : 1);
+  try {
+    return a.sweep ? run_sweep_cli(a, m, p) : run_one(a, m, p);
+  } catch (const std::exception& e) {
+    std::cerr << "gencoll-sim: " << e.what() << "\n";
+    return 2;
+  }
+}

@@ -1,0 +1,100 @@
+#include "sweep.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <iomanip>
+#include <set>
+#include <thread>
+
+#include "bound.hpp"
+
+namespace gencoll::sim {
+
+std::vector<int> radix_candidates(int p, int ranks_per_node) {
+  std::set<int> ks;
+  for (int k = 2; k <= 16 && k <= p; ++k) ks.insert(k);
+  for (long k = 2; k <= p; k *= 2) ks.insert(static_cast<int>(k));
+  for (int d = 2; d <= p; ++d) {
+    if (p % d == 0) ks.insert(d);
+    if (ranks_per_node > 0 && ranks_per_node % d == 0) ks.insert(d);
+  }
+  return {ks.begin(), ks.end()};
+}
+
+std::vector<std::uint64_t> default_sizes() {
+  std::vector<std::uint64_t> s;
+  for (std::uint64_t b = 8; b <= (64u << 20); b *= 2) s.push_back(b);
+  return s;
+}
+
+std::vector<SweepPoint> sweep_points(const std::vector<Collective>& colls, const std::vector<Algorithm>& algs,
+                                     const std::vector<int>& radices, const std::vector<std::uint64_t>& sizes, int p) {
+  std::vector<SweepPoint> out;
+  for (Collective c : colls)
+    for (Algorithm a : algs) {
+      if (!supports(c, a)) continue;
+      std::set<int> seen;
+      for (int k : has_radix(a) ? radices : std::vector<int>{2}) {
+        if (!seen.insert(effective_radix(a, p, k)).second) continue;
+        for (std::uint64_t b : sizes) out.push_back({c, a, k, b});
+      }
+    }
+  return out;
+}
+
+std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<SweepPoint>& points,
+                                const SimOptions& opt, int threads) {
+  std::vector<SweepRow> rows(points.size());
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < points.size();) {
+      const SweepPoint& pt = points[i];
+      SweepRow& row = rows[i];
+      row.point = pt;
+      row.radix = effective_radix(pt.alg, p, pt.k);
+      const std::uint64_t count = std::max<std::uint64_t>(1, pt.bytes / opt.elem_bytes);
+      try {
+        CollParams prm;
+        prm.coll = pt.coll;
+        prm.alg = pt.alg;
+        prm.p = p;
+        prm.k = pt.k;
+        prm.count = count;
+        const SimResult r = simulate(m, prm, opt);
+        row.time = r.time;
+        row.events = r.events;
+        const Bound b = lower_bound(m, pt.coll, p, count, opt);
+        row.bound = b.time;
+        row.binding = b.binding;
+      } catch (const std::exception& e) {
+        row.error = e.what();
+      }
+    }
+  };
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned n = threads > 0 ? static_cast<unsigned>(threads) : hw;
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return rows;
+}
+
+void write_csv_header(std::ostream& out) {
+  out << "collective,algorithm,radix,effective_radix,ranks,size_bytes,time_us,bound_us,bound_fraction,bound_term,events,error\n";
+}
+
+void write_csv_row(std::ostream& out, const SweepRow& row, int p) {
+  const SweepPoint& pt = row.point;
+  out << to_string(pt.coll) << ',' << to_string(pt.alg) << ',' << (has_radix(pt.alg) ? pt.k : row.radix) << ','
+      << row.radix << ',' << p << ',' << pt.bytes << ',' << std::setprecision(9) << row.time * 1e6 << ','
+      << row.bound * 1e6 << ',' << (row.time > 0 ? row.bound / row.time : 0) << ',' << row.binding << ','
+      << row.events << ',';
+  std::string e = row.error;
+  std::replace(e.begin(), e.end(), ',', ';');
+  std::replace(e.begin(), e.end(), '\n', ' ');
+  out << e << '\n';
+}
+
+}  // namespace gencoll::sim

@@ -1,0 +1,53 @@
+// Sweeps of collectives x algorithms x radices x sizes through the simulator,
+// run on several threads (one configuration per task), and their CSV form.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "coll/algorithms.hpp"
+#include "machine.hpp"
+#include "simulator.hpp"
+
+namespace gencoll::sim {
+
+struct SweepPoint {
+  Collective coll = Collective::allreduce;
+  Algorithm alg = Algorithm::recursive_multiplying;
+  int k = 2;                // radix asked for
+  std::uint64_t bytes = 0;  // allgather: per rank block; others: the vector
+};
+
+struct SweepRow {
+  SweepPoint point;
+  int radix = 0;        // effective_radix()
+  double time = 0;      // s
+  double bound = 0;     // s
+  std::string binding;  // the bound's largest term
+  std::uint64_t events = 0;
+  std::string error;    // non-empty when the simulation failed
+};
+
+// Radix candidates for p ranks: 2..16, every power of two up to p, every
+// divisor of p and of the ranks per node (>= 2, <= p), ascending.
+std::vector<int> radix_candidates(int p, int ranks_per_node);
+// 24 sizes, 8 B to 64 MiB in powers of two.
+std::vector<std::uint64_t> default_sizes();
+
+// The supported (collective, algorithm) pairs crossed with radices and sizes;
+// radices that give the same effective radix are kept once, and algorithms
+// without a radix once.
+std::vector<SweepPoint> sweep_points(const std::vector<Collective>& colls, const std::vector<Algorithm>& algs,
+                                     const std::vector<int>& radices, const std::vector<std::uint64_t>& sizes, int p);
+
+// Simulates every point on `threads` threads (0: hardware concurrency). Rows
+// come back in the order of `points`.
+std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<SweepPoint>& points,
+                                const SimOptions& opt, int threads);
+
+void write_csv_header(std::ostream& out);
+void write_csv_row(std::ostream& out, const SweepRow& row, int p);
+
+}  // namespace gencoll::sim
