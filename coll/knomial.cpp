@@ -80,14 +80,11 @@ Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint6
   Partial acc{Range{Buf::send, 0, n}, {}, {}};
   std::size_t acc_slot = pool.size();  // none: still the input
   for (const auto& lv : levels) {
-    std::vector<std::size_t> slots;
+    const std::vector<std::size_t> slots = pool.acquire(lv.size(), acc_slot == pool.size() ? SlotPool::kNone : acc_slot);
     std::vector<Handle> got;
-    for (const auto& c : lv) {
-      std::vector<std::size_t> exclude = slots;
-      if (acc_slot != pool.size()) exclude.push_back(acc_slot);
-      const std::size_t s = pool.acquire(exclude);
-      slots.push_back(s);
-      got.push_back(b.recv(t.abs(c.rel), pool.range(s), pool.users(s)));
+    for (std::size_t i = 0; i < lv.size(); ++i) {
+      const std::size_t s = slots[i];
+      got.push_back(b.recv(t.abs(lv[i].rel), pool.range(s), pool.users(s)));
       pool.reset(s, got.back());
     }
     for (std::size_t i = 0; i < slots.size(); ++i) {

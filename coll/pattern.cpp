@@ -109,15 +109,19 @@ std::vector<Range> complement(const BlockLayout& l, const std::vector<Range>& sk
   return out;
 }
 
-std::size_t SlotPool::acquire(const std::vector<std::size_t>& exclude) {
-  std::size_t best = slots_.size();
-  for (std::size_t i = 0; i < slots_.size(); ++i) {
-    if (std::find(exclude.begin(), exclude.end(), i) != exclude.end()) continue;
-    if (best == slots_.size() || slots_[i].stamp < slots_[best].stamp) best = i;
-  }
-  if (best == slots_.size()) throw std::logic_error("SlotPool: no free slot");
-  slots_[best].stamp = ++clock_;
-  return best;
+std::vector<std::size_t> SlotPool::acquire(std::size_t n, std::size_t exclude) {
+  // One sort per call, not a scan per slot: recursive multiplying with k near p
+  // takes k - 1 slots every round.
+  std::vector<std::size_t> order;
+  order.reserve(slots_.size());
+  for (std::size_t i = 0; i < slots_.size(); ++i)
+    if (i != exclude) order.push_back(i);
+  if (order.size() < n) throw std::logic_error("SlotPool: not enough free slots");
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return slots_[a].stamp < slots_[b].stamp; });
+  order.resize(n);
+  for (std::size_t i : order) slots_[i].stamp = ++clock_;
+  return order;
 }
 
 }  // namespace gencoll

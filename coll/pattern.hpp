@@ -92,8 +92,10 @@ class SlotPool {
   const std::vector<Handle>& users(std::size_t i) const { return slots_[i].users; }
   void touch(std::size_t i, Handle h) { slots_[i].users.push_back(h); }
   void reset(std::size_t i, Handle h) { slots_[i].users.assign(1, h); }
-  // The least recently acquired slot not in `exclude`.
-  std::size_t acquire(const std::vector<std::size_t>& exclude);
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  // The n least recently acquired slots other than `exclude` (kNone: any),
+  // least recent first; throws if there are fewer.
+  std::vector<std::size_t> acquire(std::size_t n, std::size_t exclude = kNone);
 
  private:
   struct Slot {

@@ -94,8 +94,10 @@ void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayou
       // Every rank holds its aligned group of s new ranks; partners hold the others.
       const long group = j - j % (s * k);
       const Range mine = l.span(f.first_rank(static_cast<int>(j - j % s)), f.first_rank(static_cast<int>(j - j % s + s)));
-      for (int t = 0; t < k; ++t) {
-        if (t == digit) continue;
+      // Partners in rotated order (digit+1, digit+2, ...): if every rank began
+      // with position 0, that rank would receive all its messages at once.
+      for (int u = 1; u < k; ++u) {
+        const int t = (digit + u) % k;
         const int q = static_cast<int>(group + t * s + j % s);
         const int lo = f.first_rank(static_cast<int>(group + t * s));
         const int hi = f.first_rank(static_cast<int>(group + (t + 1) * s));
@@ -166,10 +168,10 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
   for (int i = 0; i < scratch_slots; ++i) pool.add(b.scratch(n));
 
   std::size_t acc = 0;
-  pool.acquire({});
+  pool.acquire(1);  // the result buffer: make the scratch slots the first choice
   pool.reset(acc, b.copy(in, out));
   if (f.has_extra(r)) {
-    const std::size_t slot = pool.acquire({acc});
+    const std::size_t slot = pool.acquire(1, acc)[0];
     const Handle got = b.recv(r - 1, pool.range(slot), pool.users(slot));
     std::vector<Handle> deps = pool.users(acc);
     deps.push_back(got);
@@ -191,13 +193,12 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
     std::vector<Handle> ready(k);
     where[digit] = acc;
     std::vector<Handle> acc_reads;
-    std::vector<std::size_t> taken{acc};
-    for (int t = 0; t < k; ++t) {
-      if (t == digit) continue;
+    const std::vector<std::size_t> free_slots = pool.acquire(static_cast<std::size_t>(k - 1), acc);
+    for (int u = 1; u < k; ++u) {  // rotated, as in the allgather
+      const int t = (digit + u) % k;
       const int peer = f.base_rank(static_cast<int>(j + (t - digit) * s));
       acc_reads.push_back(b.send(peer, pool.range(acc), acc_ready));
-      const std::size_t slot = pool.acquire(taken);
-      taken.push_back(slot);
+      const std::size_t slot = free_slots[static_cast<std::size_t>(u - 1)];
       where[t] = slot;
       ready[t] = b.recv(peer, pool.range(slot), pool.users(slot));
       pool.reset(slot, ready[t]);

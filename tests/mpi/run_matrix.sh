@@ -18,6 +18,10 @@
 #   --timeout S     per-run time limit in seconds (default 120)
 #   --args "ARGS"   extra arguments for coll_check (it always gets -q)
 #   --mpiexec-args "ARGS"  extra arguments for mpiexec
+#   --ks "LIST"     radix values per p; tokens may be numbers, p or p+1
+#                   (default "2 3 p p+1"; k > p behaves as k = p)
+#   --native-max-p N  run the MPI's own algorithms only for p <= N (MPICH's
+#                   spinning waits make large oversubscribed native runs slow)
 #   --logdir DIR    keep every run's output in DIR (default: a temp dir that is
 #                   removed at the end; failing runs' output tails are printed)
 #
@@ -41,20 +45,23 @@ usage() {
 MPI=""
 LIB=""
 BIN=""
+BINS=()
 QUICK=0
 PROCS=""
-ALGS="knomial recursive_multiplying permuted_recursive_multiplying kring ring recursive_doubling native"
+ALGS="knomial recursive_multiplying permuted_recursive_multiplying kring ring recursive_doubling binomial native"
 JOBS=1
 TIMEOUT=120
 BIN_ARGS=""
 MPIEXEC_ARGS=""
 LOGDIR=""
+KS="2 3 p p+1"
+NATIVE_MAX_P=1000000
 
 while [ $# -gt 0 ]; do
     case "$1" in
     --mpi) MPI="${2:-}"; shift 2 ;;
     --lib) LIB="${2:-}"; shift 2 ;;
-    --bin) BIN="${2:-}"; shift 2 ;;
+    --bin) BIN="${2:-}"; BINS+=("${2:-}"); shift 2 ;;
     --quick) QUICK=1; shift ;;
     --procs) PROCS="${2:-}"; shift 2 ;;
     --algs) ALGS="${2:-}"; shift 2 ;;
@@ -63,6 +70,8 @@ while [ $# -gt 0 ]; do
     --args) BIN_ARGS="${2:-}"; shift 2 ;;
     --mpiexec-args) MPIEXEC_ARGS="${2:-}"; shift 2 ;;
     --logdir) LOGDIR="${2:-}"; shift 2 ;;
+    --ks) KS="${2:-}"; shift 2 ;;
+    --native-max-p) NATIVE_MAX_P="${2:-}"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run_matrix: unknown argument: $1" >&2; usage ;;
     esac
@@ -82,16 +91,19 @@ openmpi)
 *) echo "run_matrix: --mpi must be mpich or openmpi" >&2; exit 2 ;;
 esac
 command -v "$MPIEXEC" >/dev/null || { echo "run_matrix: $MPIEXEC not found" >&2; exit 2; }
-[ -x "$BIN" ] || { echo "run_matrix: binary not executable: $BIN" >&2; exit 2; }
-BIN="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+for i in "${!BINS[@]}"; do
+    BIN=${BINS[$i]}
+    [ -x "$BIN" ] || { echo "run_matrix: binary not executable: $BIN" >&2; exit 2; }
+    BINS[$i]="$(cd "$(dirname "$BIN")" && pwd)/$(basename "$BIN")"
+    # a test program built against the other MPI fails in confusing ways: check
+    if command -v ldd >/dev/null && ! ldd "$BIN" 2>/dev/null | grep -q "$MPILIB_RE"; then
+        echo "run_matrix: $BIN does not link $MPILIB_RE; build it with mpicc.$MPI" >&2
+        exit 2
+    fi
+done
 if [ "$LIB" != none ]; then
     [ -f "$LIB" ] || { echo "run_matrix: library not found: $LIB" >&2; exit 2; }
     LIB="$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")"
-fi
-# a coll_check built against the other MPI fails in confusing ways: check
-if command -v ldd >/dev/null && ! ldd "$BIN" 2>/dev/null | grep -q "$MPILIB_RE"; then
-    echo "run_matrix: $BIN does not link $MPILIB_RE; build it with mpicc.$MPI" >&2
-    exit 2
 fi
 case "$JOBS" in ''|*[!0-9]*|0) echo "run_matrix: bad --jobs" >&2; exit 2 ;; esac
 
@@ -119,10 +131,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# k values for p: {2, 3, p, p+1}, k >= 2, deduplicated, in that order
+# k values for p from $KS (tokens: numbers, p, p+1), k >= 2, deduplicated
 kvals() {
-    local p=$1 k out=" "
-    for k in 2 3 "$p" $((p + 1)); do
+    local p=$1 k t out=" "
+    for t in $KS; do
+        case "$t" in p) k=$p ;; p+1) k=$((p + 1)) ;; *) k=$t ;; esac
         [ "$k" -ge 2 ] || continue
         case "$out" in *" $k "*) continue ;; esac
         out="$out$k "
@@ -137,14 +150,27 @@ run_one() {
     local ALG log t0 t1 secs rc status
     ALG="$(echo "$alg" | tr '[:lower:]' '[:upper:]')"
     log="$LOGDIR/$MPI.$alg.p$p.k$k.log"
-    local -a envs=(
-        "GENCOLL_ALLGATHER_INTRA_ALGORITHM=$alg"
-        "GENCOLL_ALLREDUCE_INTRA_ALGORITHM=$alg"
-        "GENCOLL_WAIT_POLICY=yield"
-    )
-    if [ "$k" != - ]; then
-        envs+=("GENCOLL_ALLGATHER_${ALG}_KVAL=$k" "GENCOLL_ALLREDUCE_${ALG}_KVAL=$k")
-    fi
+    # Each collective gets the algorithm where gencoll has it (bcast: all but
+    # permuted_recursive_multiplying; reduce: knomial and binomial), else stays
+    # with the MPI's own. MPICH's waits spin, so gencoll yields there.
+    local -a envs=()
+    local coll COLL native_reduce=1
+    for coll in allgather allreduce bcast reduce; do
+        COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
+        case "$coll:$alg" in
+        *:native | bcast:permuted_recursive_multiplying) continue ;;
+        reduce:knomial | reduce:binomial) native_reduce=0 ;;
+        reduce:*)
+            # Reduce has only the k-nomial family: test it binomially in these
+            # runs rather than wait on the MPI's own (MPICH's spins).
+            envs+=("GENCOLL_REDUCE_INTRA_ALGORITHM=binomial")
+            native_reduce=0
+            continue ;;
+        esac
+        envs+=("GENCOLL_${COLL}_INTRA_ALGORITHM=$alg")
+        [ "$k" != - ] && envs+=("GENCOLL_${COLL}_${ALG}_KVAL=$k")
+    done
+    if [ "$MPI" = mpich ]; then envs+=("GENCOLL_WAIT_POLICY=yield"); fi
     [ "$LIB" != none ] && envs+=("LD_PRELOAD=$LIB")
 
     local -a cmd
@@ -158,25 +184,32 @@ run_one() {
         cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root --mca btl self,vader -n "$p")
         for e in "${envs[@]}"; do cmd+=(-x "$e"); done
     fi
-    # shellcheck disable=SC2206
-    cmd+=($MPIEXEC_ARGS "$BIN" -q $BIN_ARGS)
-
     {
         echo "# ${envs[*]}"
         echo "# ${cmd[*]}"
     } >"$log"
     t0=$(date +%s.%N)
-    # timeout signals its whole process group (mpiexec, proxies, ranks);
-    # KILL follows 10 s after TERM
-    timeout -k 10 "$TIMEOUT" "${cmd[@]}" </dev/null >>"$log" 2>&1
-    rc=$?
+    status=PASS
+    rc=0
+    local bin name extra
+    for bin in "${BINS[@]}"; do
+        name=$(basename "$bin")
+        name=${name%%.*}
+        extra=""
+        # Debian's MPICH crashes in its own in-place MPI_Reduce at a non-zero root
+        [ "$name" = root_check ] && [ "$native_reduce" = 1 ] && extra="--skip-native-inplace-bug"
+        # timeout signals its whole process group (mpiexec, proxies, ranks);
+        # KILL follows 10 s after TERM
+        # shellcheck disable=SC2086,SC2206
+        timeout -k 10 "$TIMEOUT" "${cmd[@]}" $MPIEXEC_ARGS "$bin" -q $extra $BIN_ARGS </dev/null >>"$log" 2>&1
+        rc=$?
+        if [ $rc -ne 0 ] || ! grep -q "^$name: p=$p [0-9]* cases, 0 failures\$" "$log"; then
+            status=FAIL
+            break
+        fi
+    done
     t1=$(date +%s.%N)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
-    if [ $rc -eq 0 ] && grep -q "^coll_check: p=$p [0-9]* cases, 0 failures\$" "$log"; then
-        status=PASS
-    else
-        status=FAIL
-    fi
     local why=""
     if [ $status = FAIL ]; then
         if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then why=" (timeout ${TIMEOUT}s)"; else why=" (rc=$rc)"; fi
@@ -184,7 +217,7 @@ run_one() {
     printf '%s %-7s %-30s p=%-2s k=%-2s %6ss%s\n' "$status" "$MPI" "$alg" "$p" "$k" "$secs" "$why"
     if [ $status = FAIL ]; then
         # the first failure lines and the tail of the output
-        { grep -m 8 '^coll_check: FAIL' "$log"; tail -n 12 "$log"; } | awk '!seen[$0]++' |
+        { grep -m 8 -E '^(coll|root)_check:? FAIL' "$log"; tail -n 12 "$log"; } | awk '!seen[$0]++' |
             sed 's/^/    | /'
     fi
     echo "$status $alg $p $k $secs" >>"$RESULTS"
@@ -194,13 +227,14 @@ RUNS=()
 for p in $PROCS; do
     for alg in $ALGS; do
         case "$alg" in
-        ring|recursive_doubling|native) RUNS+=("$alg $p -") ;;
+        native) [ "$p" -le "$NATIVE_MAX_P" ] && RUNS+=("$alg $p -") ;;
+        ring|recursive_doubling|binomial) RUNS+=("$alg $p -") ;;
         *) for k in $(kvals "$p"); do RUNS+=("$alg $p $k"); done ;;
         esac
     done
 done
 
-echo "run_matrix: mpi=$MPI lib=$LIB bin=$BIN runs=${#RUNS[@]} jobs=$JOBS timeout=${TIMEOUT}s"
+echo "run_matrix: mpi=$MPI lib=$LIB bins=${BINS[*]} runs=${#RUNS[@]} jobs=$JOBS timeout=${TIMEOUT}s"
 T0=$(date +%s)
 running=0
 for r in "${RUNS[@]}"; do
