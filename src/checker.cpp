@@ -27,7 +27,7 @@ struct TokenModel {
   static Val garbage() { return ~Val{0}; }
   Val initial(int r, std::uint64_t e) const { return static_cast<Val>(r) * count + e; }
   static bool reduce(const Val&, Val&, std::string&) { return false; }  // rejected before execution
-  static bool same(Val a, Val b) { return a == b; }
+  static std::uint64_t digest(Val v) { return v; }
   std::string show(Val v) const {
     if (v == garbage()) return "garbage";
     return "block " + std::to_string(v / count) + " element " + std::to_string(v % count) + " (token " +
@@ -39,12 +39,12 @@ struct TokenModel {
 // key sums prove each rank contributed exactly once; [lo, hi) with `ordered` proves
 // the operands were combined in rank order; the ordered hash identifies the tree,
 // so equal hashes on all ranks mean bitwise-identical results for any op.
-struct TreeVal {
+struct TreeVal {  // 32 bytes: the checker copies millions of these
   std::uint64_t keysum = 0;
   std::uint64_t hash = 0;
-  std::uint64_t elem = 0;
+  std::uint32_t elem = 0;
   std::uint32_t cnt = 0;  // 0 marks garbage
-  std::int32_t lo = 0, hi = 0;
+  std::uint16_t lo = 0, hi = 0;  // ranks [lo, hi); p <= 65535 as in the message keys
   bool ordered = false;
 };
 
@@ -58,10 +58,10 @@ struct TreeModel {
     Val v;
     v.keysum = keys[r];
     v.hash = mix64(0x1EAFull + static_cast<std::uint64_t>(r));
-    v.elem = e;
+    v.elem = static_cast<std::uint32_t>(e);
     v.cnt = 1;
-    v.lo = r;
-    v.hi = r + 1;
+    v.lo = static_cast<std::uint16_t>(r);
+    v.hi = static_cast<std::uint16_t>(r + 1);
     v.ordered = true;
     return v;
   }
@@ -82,10 +82,7 @@ struct TreeModel {
     io.hash = mix64(in.hash ^ mix64(io.hash + 0x632BE59BD9B4E019ull));
     return true;
   }
-  static bool same(const Val& a, const Val& b) {
-    return a.keysum == b.keysum && a.hash == b.hash && a.elem == b.elem && a.cnt == b.cnt && a.lo == b.lo &&
-           a.hi == b.hi && a.ordered == b.ordered;
-  }
+  static std::uint64_t digest(const Val& v) { return v.hash ^ (v.keysum * 3) ^ (v.elem << 1) ^ v.cnt; }
   static std::string show(const Val& v) {
     if (v.cnt == 0) return "garbage";
     std::string s = "element " + std::to_string(v.elem) + " with " + std::to_string(v.cnt) + " contribution(s), ";
