@@ -170,7 +170,8 @@ TEST_CASE("both ranks receiving before sending deadlocks", "[checker]") {
   INFO(rep.error);
   REQUIRE_FALSE(rep.ok);
   CHECK(mentions(rep, "deadlock"));
-  CHECK(mentions(rep, "step 1"));
+  CHECK(mentions(rep, "rank 0 step 1 (recv recv[1+1] from 1 tag 0) is posted"));
+  CHECK(mentions(rep, "rank 1 step 2 (send send[0+1] to 0 tag 0) waits for steps 1"));
 }
 
 TEST_CASE("rendezvous: sends that wait for each other's receive deadlock", "[checker]") {
