@@ -8,6 +8,7 @@
 namespace gencoll {
 namespace {
 
+using detail::Buffers;
 using detail::Engine;
 
 std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser
@@ -107,6 +108,56 @@ CheckReport failed(CheckReport rep, std::string msg) {
   return rep;
 }
 
+// Rank r's recv[0, n) must hold tokens first, first + 1, ...: the blocks of an
+// allgather, the root's data of a bcast.
+std::string check_tokens(const Engine<TokenModel>& eng, const TokenModel& model, int r, std::uint64_t first,
+                         std::uint64_t n) {
+  const std::uint64_t* v = eng.recv(r);
+  for (std::uint64_t i = 0; i < n; ++i)
+    if (v[i] != first + i)
+      return "wrong result: rank " + std::to_string(r) + " recv[" + std::to_string(i) + "] should hold " +
+             model.show(first + i) + ", holds " + model.show(v[i]);
+  return {};
+}
+
+TreeModel tree_model(int p, std::uint64_t seed, std::uint64_t& keysum) {
+  TreeModel model;
+  keysum = 0;
+  for (int r = 0; r < p; ++r) {
+    model.keys.push_back(mix64(seed * 0x2545F4914F6CDD1Dull + 0xC0FFEEull + static_cast<std::uint64_t>(r)));
+    keysum += model.keys.back();
+  }
+  return model;
+}
+
+// Rank r's recv[0, n) must hold the reduction of all p ranks' vectors; with
+// `same_as`, bitwise the same as that rank's.
+std::string check_reduced(const Engine<TreeModel>& eng, int p, std::uint64_t keysum, int r, std::uint64_t n,
+                          bool require_rank_order, int same_as) {
+  const TreeVal* v = eng.recv(r);
+  for (std::uint64_t e = 0; e < n; ++e) {
+    std::string why;
+    if (v[e].cnt == 0 || v[e].elem != e)
+      why = "should reduce element " + std::to_string(e) + " of all ranks";
+    else if (v[e].cnt != static_cast<std::uint32_t>(p) || v[e].keysum != keysum)
+      why = "should combine each of the " + std::to_string(p) + " ranks exactly once";
+    else if (require_rank_order && !(v[e].ordered && v[e].lo == 0 && v[e].hi == p))
+      why = "should combine ranks 0.." + std::to_string(p - 1) + " in rank order (op is not commutative)";
+    else if (same_as >= 0 && v[e].hash != eng.recv(same_as)[e].hash)
+      why = "has a different reduction tree than rank " + std::to_string(same_as) +
+            "'s, so results would not be bitwise identical";
+    if (!why.empty())
+      return "wrong result: rank " + std::to_string(r) + " recv[" + std::to_string(e) + "] " + why + ", holds " +
+             TreeModel::show(v[e]);
+  }
+  return {};
+}
+
+Buffers uniform(int p, std::uint64_t send, std::uint64_t recv) {
+  return Buffers{std::vector<std::uint64_t>(p, send), std::vector<std::uint64_t>(p, recv),
+                 std::vector<std::int64_t>(p, -1), true};
+}
+
 }  // namespace
 
 CheckReport check_allgather(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
@@ -115,16 +166,14 @@ CheckReport check_allgather(const std::vector<Schedule>& schedules, std::uint64_
   if (schedules.empty()) return failed(rep, "no schedules");
   fill_stats(schedules, rep);
   const int p = static_cast<int>(schedules.size());
+  Buffers b = uniform(p, count, count * p);
+  for (int r = 0; in_place && r < p; ++r) b.alias[r] = static_cast<std::int64_t>(r * count);
   const TokenModel model{count};
-  Engine<TokenModel> eng(schedules, model, count, count * p, count, in_place, opts);
+  Engine<TokenModel> eng(schedules, model, std::move(b), opts);
   if (!eng.run()) return failed(rep, eng.err);
   for (int r = 0; r < p; ++r) {
-    const std::uint64_t* v = eng.recv(r);
-    for (std::uint64_t i = 0; i < count * p; ++i)
-      if (v[i] != i)
-        return failed(rep, "wrong result: rank " + std::to_string(r) + " recv[" + std::to_string(i) +
-                               "] should hold block " + std::to_string(i / count) + " element " +
-                               std::to_string(i % count) + ", holds " + model.show(v[i]));
+    const std::string why = check_tokens(eng, model, r, 0, count * p);
+    if (!why.empty()) return failed(rep, why);
   }
   return rep;
 }
@@ -135,32 +184,59 @@ CheckReport check_allreduce(const std::vector<Schedule>& schedules, std::uint64_
   if (schedules.empty()) return failed(rep, "no schedules");
   fill_stats(schedules, rep);
   const int p = static_cast<int>(schedules.size());
-  TreeModel model;
-  std::uint64_t keysum = 0;
-  for (int r = 0; r < p; ++r) {
-    model.keys.push_back(mix64(opts.seed * 0x2545F4914F6CDD1Dull + 0xC0FFEEull + static_cast<std::uint64_t>(r)));
-    keysum += model.keys.back();
-  }
-  Engine<TreeModel> eng(schedules, model, count, count, 0, in_place, opts);
+  Buffers b = uniform(p, count, count);
+  if (in_place) b.alias.assign(p, 0);
+  std::uint64_t keysum;
+  const TreeModel model = tree_model(p, opts.seed, keysum);
+  Engine<TreeModel> eng(schedules, model, std::move(b), opts);
   if (!eng.run()) return failed(rep, eng.err);
   for (int r = 0; r < p; ++r) {
-    const TreeVal* v = eng.recv(r);
-    for (std::uint64_t e = 0; e < count; ++e) {
-      std::string why;
-      if (v[e].cnt == 0 || v[e].elem != e)
-        why = "should reduce element " + std::to_string(e) + " of all ranks";
-      else if (v[e].cnt != static_cast<std::uint32_t>(p) || v[e].keysum != keysum)
-        why = "should combine each of the " + std::to_string(p) + " ranks exactly once";
-      else if (require_rank_order && !(v[e].ordered && v[e].lo == 0 && v[e].hi == p))
-        why = "should combine ranks 0.." + std::to_string(p - 1) + " in rank order (op is not commutative)";
-      else if (v[e].hash != eng.recv(0)[e].hash)
-        why = "has a different reduction tree than rank 0's, so results would not be bitwise identical";
-      if (!why.empty())
-        return failed(rep, "wrong result: rank " + std::to_string(r) + " recv[" + std::to_string(e) + "] " + why +
-                               ", holds " + model.show(v[e]));
-    }
+    const std::string why = check_reduced(eng, p, keysum, r, count, require_rank_order, r ? 0 : -1);
+    if (!why.empty()) return failed(rep, why);
   }
   return rep;
+}
+
+CheckReport check_bcast(const std::vector<Schedule>& schedules, std::uint64_t count, int root,
+                        const CheckOptions& opts) {
+  CheckReport rep;
+  if (schedules.empty()) return failed(rep, "no schedules");
+  fill_stats(schedules, rep);
+  const int p = static_cast<int>(schedules.size());
+  if (root < 0 || root >= p) return failed(rep, "root " + std::to_string(root) + " outside [0, p)");
+  // The root's data starts in its recv buffer: model it as an aliased send buffer
+  // that no step may name.
+  Buffers b = uniform(p, 0, count);
+  b.send[root] = count;
+  b.alias[root] = 0;
+  b.has_send = false;
+  const TokenModel model{count};
+  Engine<TokenModel> eng(schedules, model, std::move(b), opts);
+  if (!eng.run()) return failed(rep, eng.err);
+  for (int r = 0; r < p; ++r) {
+    const std::string why = check_tokens(eng, model, r, static_cast<std::uint64_t>(root) * count, count);
+    if (!why.empty()) return failed(rep, why);
+  }
+  return rep;
+}
+
+CheckReport check_reduce(const std::vector<Schedule>& schedules, std::uint64_t count, int root, bool in_place,
+                         bool require_rank_order, const CheckOptions& opts) {
+  CheckReport rep;
+  if (schedules.empty()) return failed(rep, "no schedules");
+  fill_stats(schedules, rep);
+  const int p = static_cast<int>(schedules.size());
+  if (root < 0 || root >= p) return failed(rep, "root " + std::to_string(root) + " outside [0, p)");
+  // Only the root has a result buffer (and only it may pass MPI_IN_PLACE).
+  Buffers b = uniform(p, count, 0);
+  b.recv[root] = count;
+  if (in_place) b.alias[root] = 0;
+  std::uint64_t keysum;
+  const TreeModel model = tree_model(p, opts.seed, keysum);
+  Engine<TreeModel> eng(schedules, model, std::move(b), opts);
+  if (!eng.run()) return failed(rep, eng.err);
+  const std::string why = check_reduced(eng, p, keysum, root, count, require_rank_order, -1);
+  return why.empty() ? rep : failed(rep, why);
 }
 
 CheckReport check(const CollParams& params, bool in_place, const CheckOptions& opts) {
@@ -176,8 +252,14 @@ CheckReport check(const CollParams& params, bool in_place, const CheckOptions& o
       return failed(rep, "generate() for rank " + std::to_string(r) + " threw: " + e.what());
     }
   }
-  if (params.coll == Collective::allgather) return check_allgather(s, params.count, in_place, opts);
-  return check_allreduce(s, params.count, in_place, !params.commutative, opts);
+  switch (params.coll) {
+    case Collective::allgather: return check_allgather(s, params.count, in_place, opts);
+    case Collective::allreduce: return check_allreduce(s, params.count, in_place, !params.commutative, opts);
+    case Collective::bcast: return check_bcast(s, params.count, params.root, opts);
+    case Collective::reduce:
+      return check_reduce(s, params.count, params.root, in_place, !params.commutative, opts);
+  }
+  return failed(CheckReport{}, "unknown collective");
 }
 
 }  // namespace gencoll

@@ -1,12 +1,15 @@
 // Symbolic checker: executes all p ranks' schedules together, without MPI, and
 // verifies that they deliver the collective's result and are free of data races.
 //
-// Content is tracked per element: allgather elements carry the global index of the
-// block element they hold; allreduce elements carry a summary of the reduction tree
-// that produced them (which ranks, in which order, how associated). Execution is
-// adversarial: local steps run as soon as they are ready, messages complete as late
-// as possible, so a step that lacks a dependency runs while the data it needs is
-// still in flight and the checker sees the overlap.
+// Content is tracked per element: allgather and bcast elements carry the global
+// index of the input element they hold; allreduce and reduce elements carry a
+// summary of the reduction tree that produced them (which ranks, in which order,
+// how associated). Execution is adversarial: messages are posted as soon as they
+// are ready, local steps run before any message completes, and messages complete
+// as late as possible. Every element knows which in-flight messages and ready
+// local steps may touch it, so two conflicting accesses that no dependency orders
+// are reported whichever would really go first. Uninitialised elements are
+// garbage, which fails the result check and may not be reduced.
 #pragma once
 
 #include <cstddef>
@@ -37,14 +40,21 @@ struct CheckOptions {
   std::uint64_t seed = 0;
 };
 
-// schedules[r] is rank r's schedule; count as in coll/algorithms.hpp.
+// schedules[r] is rank r's schedule; count and buffers as in coll/algorithms.hpp.
+// in_place: MPI_IN_PLACE, the send buffer aliases the rank's part of recv (for
+// reduce, at the root only). require_rank_order: the op is not commutative, so the
+// result must combine x_0 op x_1 op ... op x_{p-1} in that order.
 CheckReport check_allgather(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
                             const CheckOptions& opts = {});
 CheckReport check_allreduce(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
                             bool require_rank_order, const CheckOptions& opts = {});
+CheckReport check_bcast(const std::vector<Schedule>& schedules, std::uint64_t count, int root,
+                        const CheckOptions& opts = {});
+CheckReport check_reduce(const std::vector<Schedule>& schedules, std::uint64_t count, int root, bool in_place,
+                         bool require_rank_order, const CheckOptions& opts = {});
 
-// Generates every rank's schedule with gencoll::generate() and checks them. For
-// allreduce, rank order is required exactly when params.commutative is false.
+// Generates every rank's schedule with gencoll::generate() and checks them. Rank
+// order is required exactly when params.commutative is false; bcast ignores in_place.
 CheckReport check(const CollParams& params, bool in_place, const CheckOptions& opts = {});
 
 }  // namespace gencoll

@@ -29,9 +29,8 @@ class Engine : public Plan {
  public:
   using Val = typename Model::Val;
 
-  Engine(const std::vector<Schedule>& s, const Model& m, std::uint64_t send_count, std::uint64_t recv_count,
-         std::uint64_t alias_stride, bool in_place, const CheckOptions& o)
-      : Plan(s, send_count, recv_count, alias_stride, in_place), m_(m), random_(o.seed != 0), rng_(o.seed) {}
+  Engine(const std::vector<Schedule>& s, const Model& m, Buffers b, const CheckOptions& o)
+      : Plan(s, std::move(b)), m_(m), random_(o.seed != 0), rng_(o.seed) {}
 
   // Validates and executes every schedule; false (with err) on the first problem.
   bool run() { return prepare(Model::can_reduce) && (init(), execute()); }
@@ -58,8 +57,8 @@ class Engine : public Plan {
     vals_.assign(elements(), m_.garbage());
     marks_.assign(vals_.size(), Mark{});
     for (int r = 0; r < p_; ++r) {
-      const std::uint64_t b = phys(r, Range{Buf::send, 0, send_n_});
-      for (std::uint64_t e = 0; e < send_n_; ++e) vals_[b + e] = m_.initial(r, e);
+      const std::uint64_t b = phys(r, Range{Buf::send, 0, buf_.send[r]});
+      for (std::uint64_t e = 0; e < buf_.send[r]; ++e) vals_[b + e] = m_.initial(r, e);
     }
     link();
     for (std::uint32_t g = 0; g < total_; ++g)

@@ -366,3 +366,49 @@ TEST_CASE("randomised order finds a dependency on the wrong one of two receives"
   for (std::uint64_t seed = 1; seed <= 32 && !found; ++seed) found = !check_allgather(s, 1, false, {seed}).ok;
   CHECK(found);
 }
+
+TEST_CASE("bcast: the root's recv reaches every rank; no send buffer", "[checker]") {
+  for (int root : {0, 1, 2}) {
+    auto b = builders(3);
+    for (int r = 0; r < 3; ++r)
+      if (r != root) b[root].send(r, recv_r(0, 2)), b[r].recv(root, recv_r(0, 2));
+    const CheckReport rep = check_bcast(finish_all(b), 2, root);
+    INFO("root " << root << ": " << rep.error);
+    REQUIRE(rep.ok);
+  }
+  auto b = builders(2);
+  b[0].send(1, send_r(0, 1));
+  b[1].recv(0, recv_r(0, 1));
+  const CheckReport rep = check_bcast(finish_all(b), 1, 0);
+  INFO(rep.error);
+  REQUIRE_FALSE(rep.ok);
+  CHECK(mentions(rep, "bcast has none"));
+}
+
+TEST_CASE("reduce: rank-ordered result at the root only", "[checker]") {
+  // Ranks 0 and 1 send to root 2, which combines (x0 op x1) op x2.
+  for (bool in_place : {false, true}) {
+    auto b = builders(3);
+    const Range t0 = b[2].scratch(1), t1 = b[2].scratch(1);
+    b[0].send(2, send_r(0, 1));
+    b[1].send(2, send_r(0, 1));
+    const Handle r0 = b[2].recv(0, t0), r1 = b[2].recv(1, t1);
+    const Handle c = b[2].copy(send_r(0, 1), recv_r(0, 1));
+    const Handle x01 = b[2].reduce(t0, t1, {r0, r1});
+    b[2].reduce(t1, recv_r(0, 1), {x01, c});
+    const CheckReport rep = check_reduce(finish_all(b), 1, 2, in_place, true);
+    INFO("in_place " << in_place << ": " << rep.error);
+    REQUIRE(rep.ok);
+  }
+  // A non-root has no recv buffer.
+  auto b = builders(2);
+  b[1].copy(send_r(0, 1), recv_r(0, 1));
+  const Handle rv = b[0].recv(1, b[0].scratch(1));
+  b[1].send(0, send_r(0, 1));
+  b[0].copy(send_r(0, 1), recv_r(0, 1));
+  (void)rv;
+  const CheckReport rep = check_reduce(finish_all(b), 1, 0, false, false);
+  INFO(rep.error);
+  REQUIRE_FALSE(rep.ok);
+  CHECK(mentions(rep, "outside the recv buffer of 0 elements"));
+}

@@ -22,15 +22,14 @@ using namespace gencoll;
 
 namespace {
 
-bool fixed_radix(Algorithm a) { return a == Algorithm::ring || a == Algorithm::recursive_doubling; }
-
-CollParams params(Collective c, Algorithm a, int p, int k, std::uint64_t count) {
+CollParams params(Collective c, Algorithm a, int p, int k, std::uint64_t count, int root = 0) {
   CollParams prm;
   prm.coll = c;
   prm.alg = a;
   prm.p = p;
   prm.k = k;
   prm.count = count;
+  prm.root = root;
   // Non-commutative wherever the algorithm allows it, so rank order is checked.
   prm.commutative = requires_commutative(c, a);
   return prm;
@@ -39,7 +38,8 @@ CollParams params(Collective c, Algorithm a, int p, int k, std::uint64_t count) 
 std::string describe(const CollParams& prm, bool in_place) {
   std::ostringstream os;
   os << to_string(prm.coll) << " " << to_string(prm.alg) << " p=" << prm.p << " k=" << prm.k
-     << " count=" << prm.count << " in_place=" << in_place << " commutative=" << prm.commutative;
+     << " count=" << prm.count << " root=" << prm.root << " in_place=" << in_place
+     << " commutative=" << prm.commutative;
   return os.str();
 }
 
@@ -62,12 +62,13 @@ bool same_schedule(const Schedule& a, const Schedule& b) {
   return true;
 }
 
-// One (collective, algorithm, p, count) with the radices to try.
+// One (collective, algorithm, p, count, root) with the radices to try.
 struct Task {
   Collective coll;
   Algorithm alg;
   int p;
   std::uint64_t count;
+  int root;
   std::vector<int> ks;
   std::uint64_t max_volume = 0;  // skip schedule sets moving or holding more elements (0: no limit)
   std::vector<std::uint64_t> seeds{0};  // CheckOptions::seed values to run
@@ -85,7 +86,7 @@ Outcome run_task(const Task& t) {
   Outcome out;
   std::vector<Schedule> prev;
   for (int k : t.ks) {
-    CollParams prm = params(t.coll, t.alg, t.p, k, t.count);
+    CollParams prm = params(t.coll, t.alg, t.p, k, t.count, t.root);
     try {
       std::vector<Schedule> s;
       for (prm.rank = 0; prm.rank < t.p; ++prm.rank) s.push_back(generate(prm));
@@ -104,11 +105,16 @@ Outcome run_task(const Task& t) {
       }
       for (std::uint64_t seed : t.seeds) {
         for (bool in_place : {false, true}) {
+          if (in_place && t.coll == Collective::bcast) continue;  // no such thing
           ++out.checks;
           const CheckOptions opt{seed};
-          const CheckReport rep = t.coll == Collective::allgather
-                                      ? check_allgather(s, t.count, in_place, opt)
-                                      : check_allreduce(s, t.count, in_place, !prm.commutative, opt);
+          CheckReport rep;
+          switch (t.coll) {
+            case Collective::allgather: rep = check_allgather(s, t.count, in_place, opt); break;
+            case Collective::allreduce: rep = check_allreduce(s, t.count, in_place, !prm.commutative, opt); break;
+            case Collective::bcast: rep = check_bcast(s, t.count, t.root, opt); break;
+            case Collective::reduce: rep = check_reduce(s, t.count, t.root, in_place, !prm.commutative, opt); break;
+          }
           if (!rep.ok)
             out.failures.push_back(describe(prm, in_place) + (seed ? " seed=" + std::to_string(seed) : "") + "\n  " +
                                    rep.error);
@@ -148,7 +154,7 @@ std::vector<Outcome> run_all(const std::vector<Task>& tasks) {
 // a systematic bug does not drown the log.
 void report(const std::vector<Task>& tasks) {
   const std::vector<Outcome> out = run_all(tasks);
-  for (Collective c : {Collective::allgather, Collective::allreduce}) {
+  for (Collective c : all_collectives()) {
     for (Algorithm a : all_algorithms()) {
       Outcome sum;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
@@ -170,21 +176,33 @@ void report(const std::vector<Task>& tasks) {
   }
 }
 
+// Allgather: elements per block. The others: the vector, which algorithms split
+// into p blocks of count/p elements, so below, around and above one per rank.
+std::vector<std::uint64_t> counts_for(Collective c, int p) {
+  if (c == Collective::allgather) return {1, 3};
+  std::vector<std::uint64_t> v{1, static_cast<std::uint64_t>(p + 1), static_cast<std::uint64_t>(2 * p + 3)};
+  if (p - 1 > 1) v.push_back(static_cast<std::uint64_t>(p - 1));
+  return v;
+}
+
+// Roots for the rooted collectives: first, last and middle rank.
+std::vector<int> roots_for(Collective c, int p) {
+  if (c != Collective::bcast && c != Collective::reduce) return {0};
+  std::vector<int> v{0};
+  if (p > 1) v.push_back(p - 1);
+  if (p > 2) v.push_back(p / 2);
+  return v;
+}
+
 std::vector<Task> small_tasks(Collective c, int max_p = 64, std::vector<std::uint64_t> seeds = {0}) {
   std::vector<Task> tasks;
-  for (Algorithm a : all_algorithms()) {
+  for (Algorithm a : algorithms_for(c)) {
     for (int p = 1; p <= max_p; ++p) {
       std::vector<int> ks{2};  // the baselines ignore k
-      if (!fixed_radix(a))
+      if (has_radix(a))
         for (int k = 3; k <= p + 1; ++k) ks.push_back(k);
-      // Allgather: elements per block. Allreduce: the vector, split into p blocks of
-      // count/p elements, so below, around and above one element per rank.
-      std::vector<std::uint64_t> counts{1, 3};
-      if (c == Collective::allreduce) {
-        counts = {1, static_cast<std::uint64_t>(p + 1), static_cast<std::uint64_t>(2 * p + 3)};
-        if (p - 1 > 1) counts.push_back(static_cast<std::uint64_t>(p - 1));
-      }
-      for (std::uint64_t n : counts) tasks.push_back(Task{c, a, p, n, ks, 0, seeds});
+      for (std::uint64_t n : counts_for(c, p))
+        for (int root : roots_for(c, p)) tasks.push_back(Task{c, a, p, n, root, ks, 0, seeds});
     }
   }
   return tasks;
@@ -196,15 +214,16 @@ std::vector<Task> small_tasks(Collective c, int max_p = 64, std::vector<std::uin
 // O(p^2 count) elements in all.
 std::vector<Task> large_tasks(bool huge) {
   std::vector<Task> tasks;
-  for (Collective c : {Collective::allgather, Collective::allreduce}) {
-    for (Algorithm a : all_algorithms()) {
+  for (Collective c : all_collectives()) {
+    for (Algorithm a : algorithms_for(c)) {
       for (int p : {100, 127, 243, 256, 500, 729, 1000, 1024}) {
         if ((p > 256) != huge) continue;
         std::vector<int> ks{2};
-        if (!fixed_radix(a)) ks = {2, 3, 4, 7, 16, p};
+        if (has_radix(a)) ks = {2, 3, 4, 7, 16, p};
         std::vector<std::uint64_t> counts{1, 3};
-        if (c == Collective::allreduce) counts = {1, static_cast<std::uint64_t>(p + 1)};
-        for (std::uint64_t n : counts) tasks.push_back(Task{c, a, p, n, ks, std::uint64_t{1} << 22});
+        if (c != Collective::allgather) counts = {1, static_cast<std::uint64_t>(p + 1)};
+        const int root = c == Collective::bcast || c == Collective::reduce ? p / 3 : 0;
+        for (std::uint64_t n : counts) tasks.push_back(Task{c, a, p, n, root, ks, std::uint64_t{1} << 22});
       }
     }
   }
@@ -236,10 +255,20 @@ TEST_CASE("allreduce generators pass the checker for p <= 64 and every k", "[sch
 
 // Local steps and message completions in random orders (still local steps first),
 // which exposes a dependency on the wrong one of several receives.
+TEST_CASE("bcast generators pass the checker for p <= 64, every k and three roots", "[schedules][bcast]") {
+  report(small_tasks(Collective::bcast));
+}
+
+TEST_CASE("reduce generators pass the checker for p <= 64, every k and three roots", "[schedules][reduce]") {
+  report(small_tasks(Collective::reduce));
+}
+
 TEST_CASE("generators pass the checker in randomised orders for p <= 20", "[schedules][random]") {
-  std::vector<Task> tasks = small_tasks(Collective::allgather, 20, {1, 2, 3});
-  const std::vector<Task> more = small_tasks(Collective::allreduce, 20, {1, 2, 3});
-  tasks.insert(tasks.end(), more.begin(), more.end());
+  std::vector<Task> tasks;
+  for (Collective c : all_collectives()) {
+    const std::vector<Task> more = small_tasks(c, 20, {1, 2, 3});
+    tasks.insert(tasks.end(), more.begin(), more.end());
+  }
   report(tasks);
 }
 
