@@ -18,8 +18,8 @@ std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser
   return x ^ (x >> 31);
 }
 
-// Allgather: an element holds the global index (rank*count + e) of the block
-// element it carries; the all-ones value is garbage.
+// Allgather and bcast: an element holds the global index (rank*count + e) of the
+// input element it carries; the all-ones value is garbage.
 struct TokenModel {
   using Val = std::uint64_t;
   static constexpr bool can_reduce = false;
@@ -36,7 +36,7 @@ struct TokenModel {
   }
 };
 
-// Allreduce: a summary of the reduction tree that produced an element. Counts and
+// Allreduce and reduce: a summary of the reduction tree behind an element. Counts and
 // key sums prove each rank contributed exactly once; [lo, hi) with `ordered` proves
 // the operands were combined in rank order; the ordered hash identifies the tree,
 // so equal hashes on all ranks mean bitwise-identical results for any op.

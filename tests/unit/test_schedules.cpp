@@ -178,14 +178,19 @@ void report(const std::vector<Task>& tasks) {
 
 // Allgather: elements per block. The others: the vector, which algorithms split
 // into p blocks of count/p elements, so below, around and above one per rank.
+// The rooted collectives also run every root below, so they get two counts: one
+// with an empty block (p - 1) and one with blocks of 2 and 3 elements (2p + 3).
 std::vector<std::uint64_t> counts_for(Collective c, int p) {
+  const auto n = [](int x) { return static_cast<std::uint64_t>(x); };
   if (c == Collective::allgather) return {1, 3};
-  std::vector<std::uint64_t> v{1, static_cast<std::uint64_t>(p + 1), static_cast<std::uint64_t>(2 * p + 3)};
-  if (p - 1 > 1) v.push_back(static_cast<std::uint64_t>(p - 1));
+  if (c == Collective::bcast || c == Collective::reduce) return {n(std::max(p - 1, 1)), n(2 * p + 3)};
+  std::vector<std::uint64_t> v{1, n(p + 1), n(2 * p + 3)};
+  if (p - 1 > 1) v.push_back(n(p - 1));
   return v;
 }
 
-// Roots for the rooted collectives: first, last and middle rank.
+// Roots for the rooted collectives: first, last and middle rank (both of which
+// make subtrees of relative ranks wrap around the end of the rank range).
 std::vector<int> roots_for(Collective c, int p) {
   if (c != Collective::bcast && c != Collective::reduce) return {0};
   std::vector<int> v{0};
