@@ -56,6 +56,11 @@ struct CollParams {
   std::uint64_t count = 0;   // allgather: elements per block; allreduce: vector length
   int root = 0;
   bool commutative = true;   // of the reduction op; ignored by allgather
+
+  friend bool operator==(const CollParams& a, const CollParams& b) {
+    return a.coll == b.coll && a.alg == b.alg && a.p == b.p && a.rank == b.rank && a.k == b.k &&
+           a.count == b.count && a.root == b.root && a.commutative == b.commutative;
+  }
 };
 
 // True when the algorithm only gives correct results for commutative ops. Such an

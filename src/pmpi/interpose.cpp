@@ -32,9 +32,7 @@ struct CommState {
 
   std::shared_ptr<const Schedule> schedule(const CollParams& prm) {
     for (const auto& [key, sched] : recent)
-      if (key.coll == prm.coll && key.alg == prm.alg && key.k == prm.k && key.count == prm.count &&
-          key.root == prm.root && key.commutative == prm.commutative)
-        return sched;
+      if (key == prm) return sched;
     auto sched = std::make_shared<const Schedule>(generate(prm));
     recent.emplace_front(prm, sched);
     if (recent.size() > kRecent) recent.pop_back();

@@ -1,5 +1,7 @@
 #include "pmpi_transport.hpp"
 
+#include "../permute_cycles.hpp"
+
 #include <sched.h>
 
 #include <climits>
@@ -119,40 +121,26 @@ void PmpiTransport::copy(const Range& src, const Range& dst) {
 }
 
 void PmpiTransport::permute(const Range& region, const PermutationSpec& spec) {
-  const std::vector<std::uint32_t> dest = unit_destinations(spec);
-  const std::size_t units = dest.size();
   const int unit = as_int(spec.unit_count);
   if (unit == 0) return;
   const MPI_Aint unit_span = static_cast<MPI_Aint>(spec.unit_count) * extent_;
   char* base = address(region);
-  // Follow each cycle once with two unit-sized carry buffers: in place, no
-  // buffer of the message's size.
+  // The spare unit is kept packed, so gaps in derived types stay untouched.
   int packed = 0;
   check(PMPI_Pack_size(unit, b_.type, comm_, &packed));
-  std::vector<char> carry(static_cast<std::size_t>(packed)), next(carry.size());
-  std::vector<bool> placed(units, false);
-  const auto load = [&](std::vector<char>& into, std::size_t u) {
+  std::vector<char> spare(static_cast<std::size_t>(packed));
+  permute_by_cycles(unit_destinations(spec), [&](std::int64_t from, std::int64_t to) {
     int pos = 0;
-    check(PMPI_Pack(base + u * unit_span, unit, b_.type, into.data(), packed, &pos, comm_));
-  };
-  const auto store = [&](const std::vector<char>& from, std::size_t u) {
-    int pos = 0;
-    check(PMPI_Unpack(from.data(), packed, &pos, base + u * unit_span, unit, b_.type, comm_));
-  };
-  for (std::size_t start = 0; start < units; ++start) {
-    if (placed[start] || dest[start] == start) continue;
-    load(carry, start);
-    std::size_t at = dest[start];
-    while (at != start) {
-      load(next, at);
-      store(carry, at);
-      placed[at] = true;
-      std::swap(carry, next);
-      at = dest[at];
+    if (to == kSpare) {
+      check(PMPI_Pack(base + from * unit_span, unit, b_.type, spare.data(), packed, &pos, comm_));
+    } else if (from == kSpare) {
+      check(PMPI_Unpack(spare.data(), packed, &pos, base + to * unit_span, unit, b_.type, comm_));
+    } else if (dense_) {
+      std::memcpy(base + to * unit_span, base + from * unit_span, static_cast<std::size_t>(unit_span));
+    } else {
+      copy_units(base + from * unit_span, b_.type, unit, base + to * unit_span, b_.type, unit);
     }
-    store(carry, start);
-    placed[start] = true;
-  }
+  });
 }
 
 }  // namespace gencoll

@@ -1,0 +1,85 @@
+/* The C boundary between MPICH's collective framework and the gencoll core.
+ *
+ * MPICH's glue (src/mpich/overlay, compiled inside MPICH) describes one call and
+ * hands over a table of callbacks that move bytes with MPICH-internal functions
+ * (MPIC_Isend, MPIC_Irecv, MPIC_Waitall, MPIR_Reduce_local, MPIR_Localcopy). The
+ * core generates (or reuses) the schedule and runs it through those callbacks.
+ * Nothing here depends on MPICH's headers, so libgencoll-mpich is built by this
+ * repository and MPICH only links it.
+ *
+ * Offsets and counts are in elements of the collective's datatype; the glue owns
+ * the mapping to addresses. Callbacks return MPI_SUCCESS (0) or an MPI error
+ * code, which gencoll_mpich_run returns unchanged after stopping. */
+#ifndef GENCOLL_MPICH_H_INCLUDED
+#define GENCOLL_MPICH_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever anything below changes, so a cached MPICH build is never
+ * linked against an incompatible core. */
+#define GENCOLL_MPICH_ABI_VERSION 1
+
+enum gencoll_coll { GENCOLL_ALLGATHER = 0, GENCOLL_ALLREDUCE = 1, GENCOLL_BCAST = 2, GENCOLL_REDUCE = 3 };
+
+enum gencoll_alg {
+    GENCOLL_KNOMIAL = 0,
+    GENCOLL_RECURSIVE_MULTIPLYING = 1,
+    GENCOLL_PERMUTED_RECURSIVE_MULTIPLYING = 2,
+    GENCOLL_KRING = 3
+};
+
+enum gencoll_buf { GENCOLL_BUF_SEND = 0, GENCOLL_BUF_RECV = 1, GENCOLL_BUF_TMP = 2 };
+
+struct gencoll_call {
+    int coll;            /* enum gencoll_coll */
+    int alg;             /* enum gencoll_alg */
+    int k;               /* radix >= 2; clamped to p by the core */
+    int p, rank, root;
+    int commutative;     /* of the op; 1 for allgather and bcast */
+    uint64_t count;      /* allgather: elements per block; others: vector length */
+};
+
+struct gencoll_transport {
+    void *ctx;
+    /* Scratch of `count` elements laid out like the user's buffers (GENCOLL_BUF_TMP). */
+    int (*alloc_tmp) (void *ctx, uint64_t count);
+    int (*isend) (void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count, size_t * id);
+    int (*irecv) (void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count, size_t * id);
+    /* Blocks until at least one posted request completed; writes up to `cap` of
+     * the completed ids (each reported once) and their number. */
+    int (*wait_some) (void *ctx, size_t * ids, size_t cap, size_t * n);
+    /* inout = in (op) inout, MPI_Reduce_local's operand order. */
+    int (*reduce) (void *ctx, int in_buf, uint64_t in_off, int io_buf, uint64_t io_off, uint64_t count);
+    int (*copy) (void *ctx, int src_buf, uint64_t src_off, int dst_buf, uint64_t dst_off, uint64_t count);
+};
+
+/* Runs one collective call. Returns MPI_SUCCESS, a callback's error code, or
+ * GENCOLL_MPICH_EINTERNAL with a message in `err` (bad parameters, no memory). */
+#define GENCOLL_MPICH_EINTERNAL (-1)
+int gencoll_mpich_run(const struct gencoll_call *call, const struct gencoll_transport *t, char *err,
+                      size_t errlen);
+
+/* 1 when the algorithm needs a commutative op for this collective (the caller
+ * falls back, per MPIR_CVAR_COLLECTIVE_FALLBACK, otherwise). */
+int gencoll_mpich_requires_commutative(int coll, int alg);
+
+/* The radix the schedule really uses for p ranks (k clamped to p). */
+int gencoll_mpich_effective_radix(int alg, int p, int k);
+
+const char *gencoll_mpich_algorithm_name(int alg);
+const char *gencoll_mpich_collective_name(int coll);
+
+/* The ABI version the library was built with; the glue compares it with
+ * GENCOLL_MPICH_ABI_VERSION at MPI_Init. */
+int gencoll_mpich_abi_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GENCOLL_MPICH_H_INCLUDED */

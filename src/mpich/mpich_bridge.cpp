@@ -1,0 +1,199 @@
+// libgencoll-mpich: the core side of the C boundary in gencoll_mpich.h. A
+// Transport that forwards every operation to the callbacks MPICH's glue provides,
+// a process-wide cache of recent schedules, and the C entry points. No exception
+// crosses into MPICH.
+#include "gencoll_mpich.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "../../coll/algorithms.hpp"
+#include "../permute_cycles.hpp"
+#include "../transport.hpp"
+
+namespace gencoll {
+namespace {
+
+// A callback's MPI error code on its way out of the executor.
+struct CallbackError {
+  int code;
+};
+
+void check(int rc) {
+  if (rc != 0) throw CallbackError{rc};
+}
+
+int wire_buf(Buf b) {
+  switch (b) {
+    case Buf::send: return GENCOLL_BUF_SEND;
+    case Buf::recv: return GENCOLL_BUF_RECV;
+    case Buf::tmp: return GENCOLL_BUF_TMP;
+  }
+  return GENCOLL_BUF_TMP;
+}
+
+// Message tags: per-peer sequence numbers, kept inside the 15 bits every MPI
+// guarantees (MPICH reserves the high tag bits for its error flags).
+int wire_tag(std::uint32_t seq) { return static_cast<int>(seq & 0x7fff); }
+
+class CallbackTransport final : public Transport {
+ public:
+  explicit CallbackTransport(const gencoll_transport& t) : t_(t) {}
+
+  void prepare(const Schedule& s) override {
+    // The in-place permutation needs one spare unit; it goes after the
+    // schedule's own scratch.
+    std::uint64_t spare = 0;
+    for (const PermutationSpec& p : s.perms) spare = std::max(spare, p.unit_count);
+    spare_offset_ = s.tmp_count;
+    if (s.tmp_count + spare > 0) check(t_.alloc_tmp(t_.ctx, s.tmp_count + spare));
+  }
+  Request isend(int peer, std::uint32_t tag, const Range& src) override {
+    std::size_t id = 0;
+    check(t_.isend(t_.ctx, peer, wire_tag(tag), wire_buf(src.buf), src.offset, src.count, &id));
+    return id;
+  }
+  Request irecv(int peer, std::uint32_t tag, const Range& dst) override {
+    std::size_t id = 0;
+    check(t_.irecv(t_.ctx, peer, wire_tag(tag), wire_buf(dst.buf), dst.offset, dst.count, &id));
+    return id;
+  }
+  void wait_some(std::vector<Request>& done) override {
+    ids_.resize(64);
+    std::size_t n = 0;
+    check(t_.wait_some(t_.ctx, ids_.data(), ids_.size(), &n));
+    if (n == 0) throw std::logic_error("gencoll: wait_some reported no completion");
+    done.insert(done.end(), ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(n));
+  }
+  void reduce(const Range& in, const Range& inout) override {
+    if (in.count == 0) return;
+    check(t_.reduce(t_.ctx, wire_buf(in.buf), in.offset, wire_buf(inout.buf), inout.offset, in.count));
+  }
+  void copy(const Range& src, const Range& dst) override {
+    if (dst.count == 0) return;
+    check(t_.copy(t_.ctx, wire_buf(src.buf), src.offset, wire_buf(dst.buf), dst.offset, dst.count));
+  }
+  void permute(const Range& region, const PermutationSpec& spec) override {
+    const std::uint64_t unit = spec.unit_count;
+    if (unit == 0) return;
+    const int buf = wire_buf(region.buf);
+    const auto at = [&](std::int64_t u) {
+      return u == kSpare ? std::pair{static_cast<int>(GENCOLL_BUF_TMP), spare_offset_}
+                         : std::pair{buf, region.offset + static_cast<std::uint64_t>(u) * unit};
+    };
+    permute_by_cycles(unit_destinations(spec), [&](std::int64_t from, std::int64_t to) {
+      const auto [fb, fo] = at(from);
+      const auto [tb, to_off] = at(to);
+      check(t_.copy(t_.ctx, fb, fo, tb, to_off, unit));
+    });
+  }
+
+ private:
+  gencoll_transport t_;
+  std::uint64_t spare_offset_ = 0;
+  std::vector<std::size_t> ids_;
+};
+
+// Applications repeat the same call shapes and generating a schedule costs more
+// than a small message's transfer, so the last few are kept. MPICH may call in
+// from several threads (MPI_THREAD_MULTIPLE), hence the lock.
+class ScheduleCache {
+ public:
+  std::shared_ptr<const Schedule> get(const CollParams& prm) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      for (const auto& [key, sched] : recent_)
+        if (key == prm) return sched;
+    }
+    auto sched = std::make_shared<const Schedule>(generate(prm));
+    std::lock_guard<std::mutex> lock(mu_);
+    recent_.emplace_front(prm, sched);
+    if (recent_.size() > kRecent) recent_.pop_back();
+    return sched;
+  }
+
+ private:
+  static constexpr std::size_t kRecent = 32;
+  std::mutex mu_;
+  std::deque<std::pair<CollParams, std::shared_ptr<const Schedule>>> recent_;
+};
+
+ScheduleCache& cache() {
+  static ScheduleCache c;
+  return c;
+}
+
+constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
+                                       Collective::reduce};
+constexpr Algorithm kAlgorithms[] = {Algorithm::knomial, Algorithm::recursive_multiplying,
+                                     Algorithm::permuted_recursive_multiplying, Algorithm::kring};
+
+bool valid_coll(int c) { return c >= 0 && c < 4; }
+bool valid_alg(int a) { return a >= 0 && a < 4; }
+
+void message(char* err, std::size_t len, const char* text) {
+  if (err != nullptr && len > 0) std::snprintf(err, len, "%s", text);
+}
+
+}  // namespace
+}  // namespace gencoll
+
+using namespace gencoll;
+
+extern "C" {
+
+int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char* err, size_t errlen) {
+  try {
+    if (!valid_coll(call->coll) || !valid_alg(call->alg))
+      throw std::invalid_argument("unknown collective or algorithm number");
+    CollParams prm;
+    prm.coll = kCollectives[call->coll];
+    prm.alg = kAlgorithms[call->alg];
+    if (!supports(prm.coll, prm.alg))
+      throw std::invalid_argument(std::string(to_string(prm.alg)) + " has no " + to_string(prm.coll));
+    prm.k = call->k;
+    prm.p = call->p;
+    prm.rank = call->rank;
+    prm.root = call->root;
+    prm.commutative = call->commutative != 0;
+    prm.count = call->count;
+    const std::shared_ptr<const Schedule> sched = cache().get(prm);
+    CallbackTransport tr(*t);
+    execute(*sched, tr);
+    return 0;
+  } catch (const CallbackError& e) {
+    return e.code;
+  } catch (const std::bad_alloc&) {
+    message(err, errlen, "gencoll: out of memory while generating the schedule");
+  } catch (const std::exception& e) {
+    message(err, errlen, e.what());
+  } catch (...) {
+    message(err, errlen, "gencoll: unknown internal error");
+  }
+  return GENCOLL_MPICH_EINTERNAL;
+}
+
+int gencoll_mpich_requires_commutative(int coll, int alg) {
+  if (!valid_coll(coll) || !valid_alg(alg)) return 0;
+  return requires_commutative(kCollectives[coll], kAlgorithms[alg]) ? 1 : 0;
+}
+
+int gencoll_mpich_effective_radix(int alg, int p, int k) {
+  if (!valid_alg(alg)) return k;
+  return effective_radix(kAlgorithms[alg], p, k);
+}
+
+const char* gencoll_mpich_algorithm_name(int alg) { return valid_alg(alg) ? to_string(kAlgorithms[alg]) : "?"; }
+
+const char* gencoll_mpich_collective_name(int coll) { return valid_coll(coll) ? to_string(kCollectives[coll]) : "?"; }
+
+int gencoll_mpich_abi_version(void) { return GENCOLL_MPICH_ABI_VERSION; }
+
+}  // extern "C"
