@@ -4,9 +4,18 @@
 # Usage:
 #   run_matrix.sh --mpi mpich|openmpi --lib /path/libgencoll-pmpi.so|none \
 #                 --bin /path/coll_check [--quick] [options]
+#   run_matrix.sh --mpi gencoll-mpich --mpich-prefix DIR --lib none \
+#                 --bin /path/coll_check [options]
 #
 # Options:
-#   --mpi M         mpich (mpiexec.mpich) or openmpi (mpiexec.openmpi)
+#   --mpi M         mpich (mpiexec.mpich), openmpi (mpiexec.openmpi), or
+#                   gencoll-mpich: MPICH built with the gencoll module
+#                   (scripts/build-mpich.sh) running binaries built with Debian's
+#                   mpicc.mpich unchanged; algorithms are selected with
+#                   MPIR_CVAR_<COLL>_INTRA_ALGORITHM / MPIR_CVAR_<COLL>_<ALG>_KVAL
+#                   and MPIR_CVAR_<COLL>_DEVICE_COLLECTIVE=0 (the fixed-radix
+#                   baselines are MPICH's own there and are skipped)
+#   --mpich-prefix DIR  install prefix of that MPICH (gencoll-mpich only)
 #   --lib PATH      interposition library to LD_PRELOAD into the ranks;
 #                   "none" runs without it (exercises the MPI's own collectives)
 #   --bin PATH      coll_check built with the matching mpicc (mpicc.mpich /
@@ -56,6 +65,7 @@ MPIEXEC_ARGS=""
 LOGDIR=""
 KS="2 3 p p+1"
 NATIVE_MAX_P=1000000
+MPICH_PREFIX=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -72,6 +82,7 @@ while [ $# -gt 0 ]; do
     --logdir) LOGDIR="${2:-}"; shift 2 ;;
     --ks) KS="${2:-}"; shift 2 ;;
     --native-max-p) NATIVE_MAX_P="${2:-}"; shift 2 ;;
+    --mpich-prefix) MPICH_PREFIX="${2:-}"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run_matrix: unknown argument: $1" >&2; usage ;;
     esac
@@ -88,7 +99,14 @@ openmpi)
     MPIEXEC=mpiexec.openmpi
     MPILIB_RE='libmpi\.so'
     ;;
-*) echo "run_matrix: --mpi must be mpich or openmpi" >&2; exit 2 ;;
+gencoll-mpich)
+    [ -x "$MPICH_PREFIX/bin/mpiexec" ] || { echo "run_matrix: --mpich-prefix has no bin/mpiexec: '$MPICH_PREFIX'" >&2; exit 2; }
+    MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
+    MPILIB_RE='libmpich'
+    # The fixed-radix baselines are MPICH's own algorithms under this MPI.
+    ALGS=$(echo " $ALGS " | sed 's/ ring / /; s/ recursive_doubling / /; s/ binomial / /')
+    ;;
+*) echo "run_matrix: --mpi must be mpich, openmpi or gencoll-mpich" >&2; exit 2 ;;
 esac
 command -v "$MPIEXEC" >/dev/null || { echo "run_matrix: $MPIEXEC not found" >&2; exit 2; }
 for i in "${!BINS[@]}"; do
@@ -155,7 +173,25 @@ run_one() {
     # with the MPI's own. MPICH's waits spin, so gencoll yields there.
     local -a envs=()
     local coll COLL native_reduce=1
+    if [ "$MPI" = gencoll-mpich ]; then
+        envs+=("LD_LIBRARY_PATH=$MPICH_PREFIX/lib")
+        for coll in allgather allreduce bcast reduce; do
+            COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
+            envs+=("MPIR_CVAR_${COLL}_DEVICE_COLLECTIVE=0")
+            case "$coll:$alg" in
+            *:native | bcast:permuted_recursive_multiplying) continue ;;
+            reduce:knomial) native_reduce=0 ;;
+            reduce:*)
+                envs+=("MPIR_CVAR_REDUCE_INTRA_ALGORITHM=knomial" "MPIR_CVAR_REDUCE_KNOMIAL_KVAL=2")
+                native_reduce=0
+                continue ;;
+            esac
+            envs+=("MPIR_CVAR_${COLL}_INTRA_ALGORITHM=$alg")
+            [ "$k" != - ] && envs+=("MPIR_CVAR_${COLL}_${ALG}_KVAL=$k")
+        done
+    fi
     for coll in allgather allreduce bcast reduce; do
+        [ "$MPI" = gencoll-mpich ] && break
         COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
         case "$coll:$alg" in
         *:native | bcast:permuted_recursive_multiplying) continue ;;
@@ -175,7 +211,7 @@ run_one() {
 
     local -a cmd
     local e
-    if [ "$MPI" = mpich ]; then
+    if [ "$MPI" != openmpi ]; then
         # -genv: the variables reach the ranks only (not mpiexec/hydra itself)
         cmd=("$MPIEXEC" -n "$p")
         for e in "${envs[@]}"; do cmd+=(-genv "${e%%=*}" "${e#*=}"); done

@@ -1,0 +1,53 @@
+/*
+ * gencoll allreduce algorithms: k-nomial (reduce + bcast), recursive
+ * multiplying, permuted recursive multiplying and k-ring (reduce-scatter +
+ * allgather), each with radix k. Results are bitwise identical on all ranks;
+ * k-nomial and recursive multiplying keep rank order for non-commutative ops.
+ */
+
+#include "mpiimpl.h"
+#include "coll_gencoll.h"
+
+static int allreduce_gencoll(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                             MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                             MPIR_Errflag_t * errflag)
+{
+    if (sendbuf == MPI_IN_PLACE)
+        sendbuf = recvbuf;
+    return MPII_Gencoll_run(GENCOLL_ALLREDUCE, alg, k, sendbuf, count, datatype, recvbuf, count,
+                            datatype, op, 0, comm_ptr, errflag);
+}
+
+int MPIR_Allreduce_intra_knomial(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                 MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                                 MPIR_Errflag_t * errflag)
+{
+    return allreduce_gencoll(GENCOLL_KNOMIAL, sendbuf, recvbuf, count, datatype, op, comm_ptr, k,
+                             errflag);
+}
+
+int MPIR_Allreduce_intra_recursive_multiplying(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                               MPI_Datatype datatype, MPI_Op op,
+                                               MPIR_Comm * comm_ptr, int k,
+                                               MPIR_Errflag_t * errflag)
+{
+    return allreduce_gencoll(GENCOLL_RECURSIVE_MULTIPLYING, sendbuf, recvbuf, count, datatype, op,
+                             comm_ptr, k, errflag);
+}
+
+int MPIR_Allreduce_intra_permuted_recursive_multiplying(const void *sendbuf, void *recvbuf,
+                                                        MPI_Aint count, MPI_Datatype datatype,
+                                                        MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                                                        MPIR_Errflag_t * errflag)
+{
+    return allreduce_gencoll(GENCOLL_PERMUTED_RECURSIVE_MULTIPLYING, sendbuf, recvbuf, count,
+                             datatype, op, comm_ptr, k, errflag);
+}
+
+int MPIR_Allreduce_intra_kring(const void *sendbuf, void *recvbuf, MPI_Aint count,
+                               MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                               MPIR_Errflag_t * errflag)
+{
+    return allreduce_gencoll(GENCOLL_KRING, sendbuf, recvbuf, count, datatype, op, comm_ptr, k,
+                             errflag);
+}

@@ -1,0 +1,27 @@
+/*
+ * gencoll: generalized (variable-radix) collective algorithms in MPICH's
+ * collective framework. The algorithms live in libgencoll-mpich (built from
+ * the gencoll repository); this header is the MPICH side of the glue.
+ */
+
+#ifndef COLL_GENCOLL_H_INCLUDED
+#define COLL_GENCOLL_H_INCLUDED
+
+#include "gencoll_mpich.h"
+
+/* One gencoll collective call. For allgather, (sendbuf, sendcount, sendtype)
+ * describe this rank's block and (recvbuf, count, datatype) one block of the
+ * result; for the others sendcount/sendtype equal count/datatype. */
+int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
+
+/* Called from MPII_Coll_init: checks the radix CVARs and that the linked
+ * libgencoll-mpich speaks this glue's ABI. */
+int MPII_Gencoll_init(void);
+
+/* For the csel JSON parser: parses the value of a "k=" key. Returns 0 and sets
+ * *k, or records a message naming the key (see MPIR_Csel_record_error). */
+int MPII_Gencoll_parse_k(const char *key, const char *value, int *k);
+
+#endif /* COLL_GENCOLL_H_INCLUDED */

@@ -1,0 +1,299 @@
+/*
+ * gencoll glue: the MPICH-internal transport the gencoll core runs its
+ * schedules on (MPIC_Isend, MPIC_Irecv, MPIC_Waitall with the error flag,
+ * MPIR_Reduce_local, MPIR_Localcopy), the radix CVAR checks at MPI_Init and the
+ * per-call debug line. The algorithms themselves are in libgencoll-mpich.
+ */
+
+#include "mpiimpl.h"
+#include "coll_impl.h"
+#include "coll_gencoll.h"
+
+#include <errno.h>
+#include <limits.h>
+
+struct gencoll_ctx {
+    MPIR_Comm *comm_ptr;
+    MPIR_Errflag_t *errflag;
+    const void *sendbuf;
+    MPI_Aint sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    MPI_Aint extent;
+    void *tmp;                  /* allocation */
+    char *tmp_base;             /* element 0 of the scratch area */
+    MPIR_Request **reqs;        /* indexed by the ids handed to the core */
+    size_t nreqs, cap;
+    size_t *active;             /* ids still in flight */
+    size_t nactive;
+};
+
+static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
+{
+    MPI_Aint off = (MPI_Aint) offset * c->extent;
+    switch (buf) {
+        case GENCOLL_BUF_SEND:
+            return (char *) c->sendbuf + off;
+        case GENCOLL_BUF_RECV:
+            return (char *) c->recvbuf + off;
+        default:
+            return c->tmp_base + off;
+    }
+}
+
+static int gencoll_alloc_tmp(void *ctx, uint64_t count)
+{
+    struct gencoll_ctx *c = ctx;
+    int mpi_errno = MPI_SUCCESS;
+    MPI_Aint true_lb, true_extent;
+    MPIR_Type_get_true_extent_impl(c->datatype, &true_lb, &true_extent);
+    /* Laid out like the user's buffer, shifted so the true lower bound lands on
+     * the allocation (as MPICH's own algorithms do). */
+    MPI_Aint bytes = ((MPI_Aint) count - 1) * MPL_MAX(c->extent, true_extent) + true_extent;
+    c->tmp = MPL_malloc(bytes > 0 ? bytes : 1, MPL_MEM_COLL);
+    MPIR_ERR_CHKANDJUMP(!c->tmp, mpi_errno, MPI_ERR_OTHER, "**nomem");
+    c->tmp_base = (char *) c->tmp - true_lb;
+  fn_fail:
+    return mpi_errno;
+}
+
+static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, size_t * id)
+{
+    int mpi_errno = MPI_SUCCESS;
+    if (c->nreqs == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        MPIR_Request **r = MPL_realloc(c->reqs, cap * sizeof(*r), MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(!r, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        c->reqs = r;
+        size_t *a = MPL_realloc(c->active, cap * sizeof(*a), MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(!a, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        c->active = a;
+        c->cap = cap;
+    }
+    *id = c->nreqs;
+    c->reqs[c->nreqs++] = req;
+    c->active[c->nactive++] = *id;
+  fn_fail:
+    return mpi_errno;
+}
+
+static int gencoll_isend(void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count,
+                         size_t * id)
+{
+    struct gencoll_ctx *c = ctx;
+    MPIR_Request *req = NULL;
+    int mpi_errno;
+    if (buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
+        /* Only the whole input is ever sent from the send buffer; it is
+         * described by the caller's send type. */
+        mpi_errno = MPIC_Isend(c->sendbuf, c->sendcount, c->sendtype, peer, tag, c->comm_ptr, &req,
+                               c->errflag);
+    else
+        mpi_errno = MPIC_Isend(gencoll_addr(c, buf, offset), (MPI_Aint) count, c->datatype, peer,
+                               tag, c->comm_ptr, &req, c->errflag);
+    if (mpi_errno)
+        return mpi_errno;
+    return gencoll_track(c, req, id);
+}
+
+static int gencoll_irecv(void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count,
+                         size_t * id)
+{
+    struct gencoll_ctx *c = ctx;
+    MPIR_Request *req = NULL;
+    int mpi_errno = MPIC_Irecv(gencoll_addr(c, buf, offset), (MPI_Aint) count, c->datatype, peer,
+                               tag, c->comm_ptr, &req);
+    if (mpi_errno)
+        return mpi_errno;
+    return gencoll_track(c, req, id);
+}
+
+static int gencoll_wait_some(void *ctx, size_t * ids, size_t cap, size_t * n)
+{
+    struct gencoll_ctx *c = ctx;
+    int mpi_errno = MPI_SUCCESS;
+    int started = 0;
+    MPID_Progress_state state;
+    *n = 0;
+    for (;;) {
+        for (size_t i = 0; i < c->nactive && *n < cap;) {
+            size_t id = c->active[i];
+            if (!MPIR_Request_is_complete(c->reqs[id])) {
+                i++;
+                continue;
+            }
+            /* Already complete: MPIC_Waitall only folds the status into the
+             * error flag and frees the request. */
+            mpi_errno = MPIC_Waitall(1, &c->reqs[id], MPI_STATUSES_IGNORE, c->errflag);
+            c->reqs[id] = NULL;
+            c->active[i] = c->active[--c->nactive];
+            ids[(*n)++] = id;
+            if (mpi_errno)
+                goto fn_exit;
+        }
+        if (*n > 0 || c->nactive == 0)
+            break;
+        if (!started) {
+            MPID_Progress_start(&state);
+            started = 1;
+        }
+        mpi_errno = MPID_Progress_wait(&state);
+        if (mpi_errno)
+            break;
+    }
+  fn_exit:
+    if (started)
+        MPID_Progress_end(&state);
+    return mpi_errno;
+}
+
+static int gencoll_reduce(void *ctx, int in_buf, uint64_t in_off, int io_buf, uint64_t io_off,
+                          uint64_t count)
+{
+    struct gencoll_ctx *c = ctx;
+    return MPIR_Reduce_local(gencoll_addr(c, in_buf, in_off), gencoll_addr(c, io_buf, io_off),
+                             (MPI_Aint) count, c->datatype, c->op);
+}
+
+static int gencoll_copy(void *ctx, int src_buf, uint64_t src_off, int dst_buf, uint64_t dst_off,
+                        uint64_t count)
+{
+    struct gencoll_ctx *c = ctx;
+    char *to = gencoll_addr(c, dst_buf, dst_off);
+    if (src_buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
+        return MPIR_Localcopy(c->sendbuf, c->sendcount, c->sendtype, to, (MPI_Aint) count,
+                              c->datatype);
+    char *from = gencoll_addr(c, src_buf, src_off);
+    if (from == to)
+        return MPI_SUCCESS;     /* MPI_IN_PLACE: the input already sits in the result */
+    return MPIR_Localcopy(from, (MPI_Aint) count, c->datatype, to, (MPI_Aint) count, c->datatype);
+}
+
+int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
+                     MPI_Op op, int root, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+{
+    int mpi_errno = MPI_SUCCESS;
+    char err[256] = "";
+
+    if (count == 0)
+        return MPI_SUCCESS;
+
+    struct gencoll_call call = {
+        .coll = coll,.alg = alg,.k = k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
+        .root = root,.commutative = 1,.count = (uint64_t) count
+    };
+    if (coll == GENCOLL_ALLREDUCE || coll == GENCOLL_REDUCE)
+        call.commutative = MPIR_Op_is_commutative(op);
+    if (!call.commutative && gencoll_mpich_requires_commutative(coll, alg)) {
+        /* Only reached through a selection file (the CVAR path falls back per
+         * MPIR_CVAR_COLLECTIVE_FALLBACK): recursive multiplying with the same
+         * radix keeps rank order for any op. */
+        call.alg = GENCOLL_RECURSIVE_MULTIPLYING;
+    }
+
+    if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0) {
+        MPI_Aint type_size;
+        MPIR_Datatype_get_size_macro(datatype, type_size);
+        fprintf(stderr, "gencoll: %s count=%ld bytes=%ld p=%d root=%d algorithm=%s k=%d\n",
+                gencoll_mpich_collective_name(coll), (long) count, (long) (count * type_size),
+                call.p, root, gencoll_mpich_algorithm_name(call.alg),
+                gencoll_mpich_effective_radix(call.alg, call.p, k));
+        fflush(stderr);
+    }
+
+    struct gencoll_ctx c = {
+        .comm_ptr = comm_ptr,.errflag = errflag,.sendbuf = sendbuf,.sendcount = sendcount,
+        .sendtype = sendtype,.recvbuf = recvbuf,.datatype = datatype,.op = op
+    };
+    MPIR_Datatype_get_extent_macro(datatype, c.extent);
+    struct gencoll_transport t = {
+        .ctx = &c,.alloc_tmp = gencoll_alloc_tmp,.isend = gencoll_isend,.irecv = gencoll_irecv,
+        .wait_some = gencoll_wait_some,.reduce = gencoll_reduce,.copy = gencoll_copy
+    };
+
+    int rc = gencoll_mpich_run(&call, &t, err, sizeof(err));
+    if (rc == GENCOLL_MPICH_EINTERNAL) {
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                      "gencoll schedule", err);
+    } else if (rc != MPI_SUCCESS) {
+        mpi_errno = rc;
+    }
+    /* On failure, requests still in flight are completed before the buffers
+     * they point into go away. */
+    if (c.nactive > 0) {
+        MPIR_Request **left = MPL_malloc(c.nactive * sizeof(*left), MPL_MEM_COLL);
+        if (left) {
+            for (size_t i = 0; i < c.nactive; i++)
+                left[i] = c.reqs[c.active[i]];
+            MPIC_Waitall((int) c.nactive, left, MPI_STATUSES_IGNORE, errflag);
+            MPL_free(left);
+        }
+    }
+    MPL_free(c.reqs);
+    MPL_free(c.active);
+    MPL_free(c.tmp);
+
+    if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
+        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
+    return mpi_errno;
+}
+
+int MPII_Gencoll_parse_k(const char *key, const char *value, int *k)
+{
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end != '\0' || v < 2 || v > INT_MAX) {
+        MPIR_Csel_record_error("key \"%s\": the radix k must be an integer >= 2", key);
+        return 1;
+    }
+    *k = (int) v;
+    return 0;
+}
+
+int MPII_Gencoll_init(void)
+{
+    int mpi_errno = MPI_SUCCESS;
+    const struct {
+        const char *name;
+        int value;
+    } radix[] = {
+        {"MPIR_CVAR_ALLGATHER_KNOMIAL_KVAL", MPIR_CVAR_ALLGATHER_KNOMIAL_KVAL},
+        {"MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL",
+         MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL},
+        {"MPIR_CVAR_ALLGATHER_PERMUTED_RECURSIVE_MULTIPLYING_KVAL",
+         MPIR_CVAR_ALLGATHER_PERMUTED_RECURSIVE_MULTIPLYING_KVAL},
+        {"MPIR_CVAR_ALLGATHER_KRING_KVAL", MPIR_CVAR_ALLGATHER_KRING_KVAL},
+        {"MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL", MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL},
+        {"MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL",
+         MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL},
+        {"MPIR_CVAR_ALLREDUCE_PERMUTED_RECURSIVE_MULTIPLYING_KVAL",
+         MPIR_CVAR_ALLREDUCE_PERMUTED_RECURSIVE_MULTIPLYING_KVAL},
+        {"MPIR_CVAR_ALLREDUCE_KRING_KVAL", MPIR_CVAR_ALLREDUCE_KRING_KVAL},
+        {"MPIR_CVAR_BCAST_KNOMIAL_KVAL", MPIR_CVAR_BCAST_KNOMIAL_KVAL},
+        {"MPIR_CVAR_BCAST_RECURSIVE_MULTIPLYING_KVAL", MPIR_CVAR_BCAST_RECURSIVE_MULTIPLYING_KVAL},
+        {"MPIR_CVAR_BCAST_KRING_KVAL", MPIR_CVAR_BCAST_KRING_KVAL},
+        {"MPIR_CVAR_REDUCE_KNOMIAL_KVAL", MPIR_CVAR_REDUCE_KNOMIAL_KVAL},
+    };
+    for (size_t i = 0; i < sizeof(radix) / sizeof(radix[0]); i++) {
+        if (radix[i].value < 2) {
+            char value[64];
+            snprintf(value, sizeof(value), "%d: the radix k must be an integer >= 2",
+                     radix[i].value);
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                                 radix[i].name, value);
+        }
+    }
+    if (gencoll_mpich_abi_version() != GENCOLL_MPICH_ABI_VERSION) {
+        char value[96];
+        snprintf(value, sizeof(value), "libgencoll-mpich ABI %d, MPICH glue ABI %d: rebuild MPICH",
+                 gencoll_mpich_abi_version(), GENCOLL_MPICH_ABI_VERSION);
+        MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                             "libgencoll-mpich", value);
+    }
+  fn_fail:
+    return mpi_errno;
+}

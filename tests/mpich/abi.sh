@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# A program built against Debian's MPICH (mpicc.mpich, libmpich.so.12) runs
+# unchanged on the MPICH built with the gencoll module, and really runs there:
+# the loader resolves libmpich.so.12 into the module's prefix and the module's
+# per-call debug line appears.
+set -u
+. "$(dirname "$0")/common.sh"
+bin="$builddir/tests/mpich/size_sweep"
+mkdir -p "$(dirname "$bin")"
+debian_cc "$bin" "$srcdir/tests/mpich/size_sweep.c" || fail "cannot build size_sweep with mpicc.mpich"
+ldd "$bin" | grep -q "libmpich.so.12" || fail "size_sweep does not ask for libmpich.so.12"
+LD_LIBRARY_PATH="$prefix/lib" ldd "$bin" | grep -q "libmpich.so.12 => $prefix/lib/" ||
+  fail "libmpich.so.12 does not resolve into $prefix/lib"
+LD_LIBRARY_PATH="$prefix/lib" ldd "$prefix/lib/libmpich.so.12" | grep -q "libgencoll-mpich.so.1 => $prefix/lib/" ||
+  fail "the module's libmpich does not load libgencoll-mpich from its prefix"
+out=$(run_module 4 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 \
+  -genv MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM kring -genv MPIR_CVAR_ALLREDUCE_KRING_KVAL 3 \
+  -genv MPIR_CVAR_GENCOLL_DEBUG 1 "$bin" 2>&1)
+echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "size_sweep failed: $out"
+echo "$out" | grep -q "^gencoll: allreduce count=4096 bytes=16384 p=4 root=0 algorithm=kring k=3$" ||
+  fail "no gencoll debug line for the 4096-element allreduce: $out"
+echo "PASS: Debian-built binary runs on the module's libmpich.so.12 ($prefix/lib)"

@@ -1,0 +1,24 @@
+# Shared by the MPICH-module tests: finds the MPICH built by
+# scripts/build-mpich.sh (GENCOLL_MPICH_PREFIX, else the prefix recorded in the
+# build directory) and skips (exit 77) when there is none.
+builddir=${builddir:-$(pwd)}
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+prefix=${GENCOLL_MPICH_PREFIX:-$(cat "$builddir/mpich-prefix" 2>/dev/null || true)}
+if [ -z "$prefix" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
+  echo "SKIP: no MPICH with the gencoll module (run scripts/build-mpich.sh)"
+  exit 77
+fi
+mpiexec="$prefix/bin/mpiexec"
+# Test programs are built with Debian's mpicc.mpich: the module's libmpich.so.12
+# must run them unchanged.
+debian_cc() {
+  local out=$1 src=$2
+  [ "$out" -nt "$src" ] || mpicc.mpich -O1 -o "$out" "$src"
+}
+# Runs NP ranks of the given program on the module's libmpich; extra arguments
+# before the program are mpiexec options (e.g. -genv NAME VALUE).
+run_module() {
+  local np=$1; shift
+  timeout -k 5 120 "$mpiexec" -n "$np" -genv LD_LIBRARY_PATH "$prefix/lib" "$@" </dev/null
+}
+fail() { echo "FAIL: $*"; exit 1; }
