@@ -7,6 +7,9 @@ packages=(
   mpich libmpich-dev
   openmpi-bin libopenmpi-dev
   catch2 nlohmann-json3-dev libhwloc-dev hwloc
+  # the MPICH module: MPICH's source package, its autotools regeneration
+  # (python3, perl), ch4:ucx with Debian's UCX, MPICH's test-suite driver
+  dpkg-dev patch xz-utils python3 perl libucx-dev
 )
 
 missing=()

@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Sets everything up (packages, build) and runs every test: Catch2 unit and
-# schedule-checker tests (also under AddressSanitizer + UBSan), the purity check
-# of the generators, and the MPI integration matrix under MPICH and Open MPI
-# through the interposition library.
+# Sets everything up (packages, build, MPICH with the gencoll module) and runs
+# every test: Catch2 unit and schedule-checker tests (also under AddressSanitizer
+# + UBSan), the purity check of the generators, the MPI integration matrix under
+# MPICH and Open MPI through the interposition library, and the MPICH module's
+# tests (Debian-built binary on its libmpich, bad settings, a selection file,
+# the matrix through the MPICH-internal transport, MPICH's own coll tests).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-bash "$top/scripts/build.sh"
 start=$(date +%s)
+bash "$top/scripts/build.sh"
+# Built with the progress-yield option: the tests run many ranks on few cores.
+# Cached: unchanged inputs skip the build.
+bash "$top/scripts/build-mpich.sh" --progress-yield --gencoll-build "$top/build" >/dev/null
+echo "test.sh: set up in $(( $(date +%s) - start )) s"
 status=0
 
 # Sanitizer build of the MPI-free core and its unit tests.
@@ -25,11 +31,12 @@ summary() {
   for log in "$@"; do
     [ -f "$log" ] || continue
     echo "== $log"
-    grep -E "All tests passed|test cases|check_pure:|run_matrix:|^FAIL" "$log" | tail -n 5 || true
+    grep -E "All tests passed|test cases|check_pure:|run_matrix:|mpich_suite:|^(PASS|FAIL|SKIP)" "$log" | tail -n 5 || true
   done
 }
 echo "== summary"
 summary "$top"/build-asan/tests/unit/unit_tests.log
-summary tests/unit/unit_tests.log tests/check_pure.sh.log tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log
+summary tests/unit/unit_tests.log tests/check_pure.sh.log tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log \
+  tests/mpich/*.log
 echo "test.sh: finished in $(( $(date +%s) - start )) s, status $status"
 exit $status
