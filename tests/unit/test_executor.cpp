@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "coll/algorithms.hpp"
+#include "src/mpich/gencoll_mpich.h"
 #include "src/transport.hpp"
 
 using namespace gencoll;
@@ -247,4 +248,131 @@ TEST_CASE("reduce with a non-commutative op gives the rank-ordered product at ev
             INFO(to_string(alg) << " p=" << p << " k=" << k << " root=" << root << " commutative=" << commutative);
             REQUIRE(out[root] == expect);
           }
+}
+
+// ---- the C ABI that MPICH's glue calls (src/mpich/gencoll_mpich.h) ----------
+
+namespace {
+
+// Forwards the callbacks to a LoopbackTransport, as MPICH's glue forwards them
+// to MPIC_Isend and friends; holds back completions beyond the caller's room.
+template <typename T>
+struct CAdapter {
+  LoopbackTransport<T>& lt;
+  std::vector<Transport::Request> backlog;
+
+  static Range range(int buf, std::uint64_t off, std::uint64_t count) {
+    const Buf b = buf == GENCOLL_BUF_SEND ? Buf::send : buf == GENCOLL_BUF_RECV ? Buf::recv : Buf::tmp;
+    return Range{b, off, count};
+  }
+  static CAdapter& self(void* ctx) { return *static_cast<CAdapter*>(ctx); }
+  gencoll_transport table() {
+    gencoll_transport t{};
+    t.ctx = this;
+    t.alloc_tmp = [](void* c, std::uint64_t n) {
+      Schedule s;
+      s.tmp_count = n;
+      self(c).lt.prepare(s);
+      return 0;
+    };
+    t.isend = [](void* c, int peer, int tag, int buf, std::uint64_t off, std::uint64_t n, std::size_t* id) {
+      *id = self(c).lt.isend(peer, static_cast<std::uint32_t>(tag), range(buf, off, n));
+      return 0;
+    };
+    t.irecv = [](void* c, int peer, int tag, int buf, std::uint64_t off, std::uint64_t n, std::size_t* id) {
+      *id = self(c).lt.irecv(peer, static_cast<std::uint32_t>(tag), range(buf, off, n));
+      return 0;
+    };
+    t.wait_some = [](void* c, std::size_t* ids, std::size_t cap, std::size_t* n) {
+      CAdapter& a = self(c);
+      if (a.backlog.empty()) a.lt.wait_some(a.backlog);
+      *n = std::min(cap, a.backlog.size());
+      std::copy_n(a.backlog.begin(), *n, ids);
+      a.backlog.erase(a.backlog.begin(), a.backlog.begin() + static_cast<std::ptrdiff_t>(*n));
+      return 0;
+    };
+    t.reduce = [](void* c, int ib, std::uint64_t io, int ob, std::uint64_t oo, std::uint64_t n) {
+      self(c).lt.reduce(range(ib, io, n), range(ob, oo, n));
+      return 0;
+    };
+    t.copy = [](void* c, int sb, std::uint64_t so, int db, std::uint64_t d, std::uint64_t n) {
+      self(c).lt.copy(range(sb, so, n), range(db, d, n));
+      return 0;
+    };
+    return t;
+  }
+};
+
+int c_alg(Algorithm a) {
+  switch (a) {
+    case Algorithm::knomial: return GENCOLL_KNOMIAL;
+    case Algorithm::recursive_multiplying: return GENCOLL_RECURSIVE_MULTIPLYING;
+    case Algorithm::permuted_recursive_multiplying: return GENCOLL_PERMUTED_RECURSIVE_MULTIPLYING;
+    default: return GENCOLL_KRING;
+  }
+}
+
+template <typename T>
+std::vector<std::vector<T>> run_all_c(gencoll_call call, std::vector<std::vector<T>> send,
+                                      std::vector<std::vector<T>> recv, typename LoopbackTransport<T>::Op op) {
+  Mailbox mb;
+  std::vector<std::thread> threads;
+  std::vector<int> rc(static_cast<std::size_t>(call.p), -2);
+  for (int r = 0; r < call.p; ++r) {
+    threads.emplace_back([&, r] {
+      gencoll_call mine = call;
+      mine.rank = r;
+      LoopbackTransport<T> lt(mb, r, send[r], recv[r], op);
+      CAdapter<T> a{lt, {}};
+      const gencoll_transport t = a.table();
+      char err[128] = "";
+      rc[static_cast<std::size_t>(r)] = gencoll_mpich_run(&mine, &t, err, sizeof err);
+    });
+  }
+  for (auto& t : threads) t.join();
+  REQUIRE(mb.msgs.empty());
+  for (int r : rc) REQUIRE(r == 0);
+  return recv;
+}
+
+}  // namespace
+
+TEST_CASE("the MPICH C ABI runs the same schedules: permuted allgather, rank-ordered allreduce", "[executor][mpich]") {
+  for (int p : {1, 2, 5, 8, 9, 12}) {
+    for (int k : radices_for(p)) {
+      for (Algorithm a : {Algorithm::recursive_multiplying, Algorithm::permuted_recursive_multiplying,
+                          Algorithm::kring, Algorithm::knomial}) {
+        INFO("p=" << p << " k=" << k << " " << to_string(a));
+        const std::uint64_t count = 3;
+        std::vector<std::vector<Mat>> send(p, std::vector<Mat>(count));
+        for (int r = 0; r < p; ++r)
+          for (std::uint64_t e = 0; e < count; ++e) send[r][e] = Mat{r + 1, static_cast<std::int64_t>(e), 1, 2};
+        gencoll_call call{GENCOLL_ALLGATHER, c_alg(a), k, p, 0, 0, 1, count};
+        auto got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count * p)), mul);
+        for (int r = 0; r < p; ++r)
+          for (int b = 0; b < p; ++b)
+            for (std::uint64_t e = 0; e < count; ++e) REQUIRE(got[r][b * count + e] == send[b][e]);
+        if (gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, c_alg(a))) continue;
+        call = gencoll_call{GENCOLL_ALLREDUCE, c_alg(a), k, p, 0, 0, 0, count};
+        got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count)), mul);
+        for (std::uint64_t e = 0; e < count; ++e) {
+          Mat want = send[0][e];
+          for (int r = 1; r < p; ++r) want = mul(want, send[r][e]);
+          for (int r = 0; r < p; ++r) REQUIRE(got[r][e] == want);
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("the MPICH C ABI rejects bad calls with a message instead of throwing", "[executor][mpich]") {
+  gencoll_transport t{};
+  char err[128] = "";
+  gencoll_call bad_k{GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 1, 4, 0, 0, 1, 8};
+  REQUIRE(gencoll_mpich_run(&bad_k, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
+  REQUIRE(std::string(err).find('k') != std::string::npos);
+  gencoll_call no_alg{GENCOLL_REDUCE, GENCOLL_KRING, 2, 4, 0, 0, 1, 8};
+  REQUIRE(gencoll_mpich_run(&no_alg, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
+  REQUIRE(std::string(err) == "kring has no reduce");
+  REQUIRE(gencoll_mpich_abi_version() == GENCOLL_MPICH_ABI_VERSION);
 }
