@@ -42,8 +42,8 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-corelib=$(ls "$gencoll_build"/.libs/libgencoll-mpich.so.[0-9]* 2>/dev/null | head -n1 || true)
-[ -n "$corelib" ] || { echo "build-mpich.sh: no libgencoll-mpich in $gencoll_build/.libs; run scripts/build.sh first" >&2; exit 1; }
+corelib=$(readlink -f "$gencoll_build/.libs/libgencoll-mpich.so" 2>/dev/null || true)
+[ -f "$corelib" ] || { echo "build-mpich.sh: no libgencoll-mpich in $gencoll_build/.libs; run scripts/build.sh first" >&2; exit 1; }
 
 mkdir -p "$cache"
 log() { echo "build-mpich: $*" >&2; }
@@ -87,11 +87,16 @@ work="$cache/mpich-$version-$key"
 prefix="$work/prefix"
 
 install_core() {
+  # The real file (libgencoll-mpich.so.MAJOR.x.y), its soname link and the
+  # development link; libmpich's RUNPATH points here.
+  local real soname
+  real=$(basename "$corelib")
+  soname=$(echo "$real" | sed 's/^\(libgencoll-mpich\.so\.[0-9]*\).*/\1/')
   mkdir -p "$prefix/lib"
-  # The real file and its soname link; libmpich's RUNPATH points here.
-  cp -f "$corelib" "$prefix/lib/"
-  ln -sf "$(basename "$corelib")" "$prefix/lib/libgencoll-mpich.so.$(basename "$corelib" | sed 's/libgencoll-mpich\.so\.\([0-9]*\).*/\1/')"
-  ln -sf "$(basename "$corelib")" "$prefix/lib/libgencoll-mpich.so"
+  rm -f "$prefix/lib/$real" "$prefix/lib/$soname" "$prefix/lib/libgencoll-mpich.so"
+  cp "$corelib" "$prefix/lib/$real"
+  [ "$soname" = "$real" ] || ln -s "$real" "$prefix/lib/$soname"
+  ln -s "$real" "$prefix/lib/libgencoll-mpich.so"
 }
 
 if [ -f "$work/.complete" ]; then

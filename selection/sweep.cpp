@@ -44,9 +44,10 @@ std::vector<SweepPoint> sweep_points(const std::vector<Collective>& colls, const
 }
 
 std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<SweepPoint>& points,
-                                const SimOptions& opt, int threads) {
+                                const SimOptions& opt, int threads,
+                                const std::function<void(std::size_t)>& done) {
   std::vector<SweepRow> rows(points.size());
-  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> next{0}, finished{0};
   const auto work = [&] {
     for (std::size_t i; (i = next.fetch_add(1)) < points.size();) {
       const SweepPoint& pt = points[i];
@@ -70,6 +71,8 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
       } catch (const std::exception& e) {
         row.error = e.what();
       }
+      const std::size_t n = finished.fetch_add(1) + 1;
+      if (done) done(n);
     }
   };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -43,9 +44,11 @@ std::vector<SweepPoint> sweep_points(const std::vector<Collective>& colls, const
                                      const std::vector<int>& radices, const std::vector<std::uint64_t>& sizes, int p);
 
 // Simulates every point on `threads` threads (0: hardware concurrency). Rows
-// come back in the order of `points`.
+// come back in the order of `points`. `done`, when given, is called after each
+// point with the number finished so far, from any of the threads.
 std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<SweepPoint>& points,
-                                const SimOptions& opt, int threads);
+                                const SimOptions& opt, int threads,
+                                const std::function<void(std::size_t)>& done = {});
 
 void write_csv_header(std::ostream& out);
 void write_csv_row(std::ostream& out, const SweepRow& row, int p);

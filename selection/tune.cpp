@@ -1,0 +1,292 @@
+#include "tune.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <iomanip>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace gencoll::sim {
+
+namespace {
+
+constexpr Algorithm kBaselines[] = {Algorithm::binomial, Algorithm::recursive_doubling, Algorithm::ring};
+
+bool is_baseline(Algorithm a) { return std::find(std::begin(kBaselines), std::end(kBaselines), a) != std::end(kBaselines); }
+
+std::string label(Algorithm a, int radix) {
+  if (!has_radix(a)) return to_string(a);
+  return std::string(to_string(a)) + " k=" + std::to_string(radix);
+}
+
+std::string capitalised(Collective c) {
+  std::string s = to_string(c);
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return s;
+}
+
+std::string container(Collective c, const Choice& ch) {
+  return "algorithm=MPIR_" + capitalised(c) + "_intra_" + to_string(ch.alg);
+}
+
+nlohmann::ordered_json leaf(Collective c, const Choice& ch) {
+  nlohmann::ordered_json params = nlohmann::ordered_json::object();
+  params["k=" + std::to_string(ch.k)] = nlohmann::ordered_json::object();
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j[container(c, ch)] = params;
+  return j;
+}
+
+// MPICH's algorithm names for the parts the tuner does not choose: the
+// intercommunicator algorithm of each tuned collective and, for collectives not
+// tuned at all, the algorithm built on the nonblocking one (valid for every
+// communicator kind).
+const char* inter_algorithm(Collective c) {
+  switch (c) {
+    case Collective::allgather: return "algorithm=MPIR_Allgather_inter_local_gather_remote_bcast";
+    case Collective::allreduce: return "algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast";
+    case Collective::bcast: return "algorithm=MPIR_Bcast_inter_remote_send_local_bcast";
+    case Collective::reduce: return "algorithm=MPIR_Reduce_inter_local_reduce_remote_send";
+  }
+  return "";
+}
+
+const char* const kOtherCollectives[] = {
+    "barrier", "gather", "gatherv", "scatter", "scatterv", "allgatherv", "alltoall", "alltoallv", "alltoallw",
+    "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "neighbor_allgather", "neighbor_allgatherv",
+    "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw"};
+
+std::string nb_container(const std::string& coll) {
+  std::string name = coll;
+  name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+  return "algorithm=MPIR_" + name + "_allcomm_nb";
+}
+
+// The size runs of one communicator size, merged where the choice repeats.
+nlohmann::ordered_json size_tree(const Tuned& t) {
+  const bool split = t.coll == Collective::allreduce || t.coll == Collective::reduce;
+  nlohmann::ordered_json tree = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < t.picks.size(); ++i) {
+    const Pick& pk = t.picks[i];
+    const bool last = i + 1 == t.picks.size();
+    if (!last) {
+      const Pick& nx = t.picks[i + 1];
+      if (nx.best == pk.best && nx.ordered == pk.ordered) continue;
+    }
+    const std::string key = last ? "avg_msg_size=any" : "avg_msg_size<=" + std::to_string(pk.bytes);
+    if (split && pk.ordered != pk.best) {
+      nlohmann::ordered_json s = nlohmann::ordered_json::object();
+      s["is_commutative=yes"] = leaf(t.coll, pk.best);
+      s["is_commutative=no"] = leaf(t.coll, pk.ordered);
+      tree[key] = s;
+    } else {
+      tree[key] = leaf(t.coll, pk.best);
+    }
+  }
+  return tree;
+}
+
+}  // namespace
+
+Choice as_module_choice(Algorithm a, int k, int p) {
+  switch (a) {
+    case Algorithm::binomial: return {Algorithm::knomial, 2};
+    case Algorithm::recursive_doubling: return {Algorithm::recursive_multiplying, 2};
+    case Algorithm::ring: return {Algorithm::kring, std::max(2, p)};
+    default: return {a, std::max(2, effective_radix(a, p, k))};
+  }
+}
+
+TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<void(std::size_t, std::size_t)>& progress) {
+  std::vector<Algorithm> algs = all_algorithms();
+  // Every point of every communicator size, so the progress total is known.
+  std::vector<std::vector<SweepPoint>> points;
+  std::size_t total = 0;
+  for (int p : req.comm_sizes) {
+    points.push_back(sweep_points(req.colls, algs, radix_candidates(p, m.ranks_per_node()), req.sizes, p));
+    total += points.back().size();
+  }
+  TuneOutput out;
+  std::atomic<std::size_t> before{0};
+  for (std::size_t pi = 0; pi < req.comm_sizes.size(); ++pi) {
+    const int p = req.comm_sizes[pi];
+    const std::size_t offset = before.load();
+    std::vector<SweepRow> rows = run_sweep(m, p, points[pi], req.opt, req.threads, [&](std::size_t done) {
+      if (progress) progress(offset + done, total);
+    });
+    before += rows.size();
+    for (const SweepRow& r : rows)
+      if (!r.error.empty())
+        throw std::runtime_error(std::string("simulation of ") + to_string(r.point.coll) + " " +
+                                 label(r.point.alg, r.point.k) + " at p=" + std::to_string(p) + ", " +
+                                 std::to_string(r.point.bytes) + " bytes failed: " + r.error);
+    for (Collective c : req.colls) {
+      Tuned t;
+      t.coll = c;
+      t.p = p;
+      for (std::uint64_t b : req.sizes) {
+        Pick pk;
+        pk.bytes = b;
+        double best = std::numeric_limits<double>::infinity(), ordered = best, base = best;
+        // Ties go to the first candidate in sweep order (deterministic output).
+        for (const SweepRow& r : rows) {
+          if (r.point.coll != c || r.point.bytes != b) continue;
+          const Choice ch = as_module_choice(r.point.alg, r.point.k, p);
+          if (r.time < best) {
+            best = r.time;
+            pk.best = ch;
+            pk.best_label = label(r.point.alg, r.radix);
+          }
+          if (!requires_commutative(c, r.point.alg) && r.time < ordered) {
+            ordered = r.time;
+            pk.ordered = ch;
+          }
+          if (is_baseline(r.point.alg) && r.time < base) {
+            base = r.time;
+            pk.baseline_label = to_string(r.point.alg);
+          }
+        }
+        pk.best_time = best;
+        pk.ordered_time = ordered;
+        pk.baseline_time = base;
+        t.picks.push_back(pk);
+      }
+      out.tuned.push_back(std::move(t));
+    }
+    for (SweepRow& r : rows) out.rows.emplace_back(p, std::move(r));
+  }
+  return out;
+}
+
+nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
+                                         const std::optional<nlohmann::ordered_json>& base) {
+  nlohmann::ordered_json sel = nlohmann::ordered_json::object();
+  std::map<Collective, std::vector<const Tuned*>> by_coll;
+  std::vector<Collective> order;
+  for (const Tuned& t : tuned) {
+    if (!by_coll.count(t.coll)) order.push_back(t.coll);
+    by_coll[t.coll].push_back(&t);
+  }
+  for (Collective c : order) {
+    std::vector<const Tuned*> ts = by_coll[c];
+    std::sort(ts.begin(), ts.end(), [](const Tuned* a, const Tuned* b) { return a->p < b->p; });
+    nlohmann::ordered_json sizes = nlohmann::ordered_json::object();
+    for (std::size_t i = 0; i < ts.size(); ++i) {
+      const bool last = i + 1 == ts.size();
+      sizes[last ? "comm_size=any" : "comm_size<=" + std::to_string(ts[i]->p)] = size_tree(*ts[i]);
+    }
+    nlohmann::ordered_json coll = nlohmann::ordered_json::object();
+    coll["comm_type=intra"] = sizes;
+    const std::string key = std::string("collective=") + to_string(c);
+    if (base && base->contains(key) && (*base)[key].contains("comm_type=inter")) {
+      coll["comm_type=inter"] = (*base)[key]["comm_type=inter"];
+    } else {
+      nlohmann::ordered_json inter = nlohmann::ordered_json::object();
+      inter[inter_algorithm(c)] = nlohmann::ordered_json::object();
+      coll["comm_type=inter"] = inter;
+    }
+    sel[key] = coll;
+  }
+  // Everything else: the base file's entries, or the nonblocking-based ones.
+  if (base) {
+    for (auto it = base->begin(); it != base->end(); ++it)
+      if (!sel.contains(it.key())) sel[it.key()] = it.value();
+  }
+  for (const char* other : kOtherCollectives) {
+    const std::string key = std::string("collective=") + other;
+    if (sel.contains(key)) continue;
+    nlohmann::ordered_json any = nlohmann::ordered_json::object();
+    any[nb_container(other)] = nlohmann::ordered_json::object();
+    sel[key] = any;
+  }
+  for (Collective c : all_collectives()) {
+    const std::string key = std::string("collective=") + to_string(c);
+    if (sel.contains(key)) continue;
+    nlohmann::ordered_json any = nlohmann::ordered_json::object();
+    any[nb_container(to_string(c))] = nlohmann::ordered_json::object();
+    sel[key] = any;
+  }
+  return sel;
+}
+
+std::string summary_markdown(const std::vector<Tuned>& tuned, const Machine& m) {
+  std::ostringstream md;
+  md << "# gencoll-tune: " << m.name << "\n\n";
+  if (!m.description.empty()) md << m.description << "\n\n";
+  md << "Predicted by the LogGP simulator (" << (m.file.empty() ? "built-in machine" : m.file)
+     << "). Speedup is over the fastest fixed-radix baseline (binomial, recursive doubling, ring) at the same "
+        "size.\n\n";
+  for (const Tuned& t : tuned) {
+    md << "## " << to_string(t.coll) << ", " << t.p << " ranks\n\n";
+    md << "| sizes (bytes) | choice | predicted time | speedup over baseline |\n|---|---|---|---|\n";
+    std::size_t start = 0;
+    for (std::size_t i = 0; i < t.picks.size(); ++i) {
+      const bool last = i + 1 == t.picks.size();
+      if (!last && t.picks[i + 1].best_label == t.picks[i].best_label) continue;
+      double lo = std::numeric_limits<double>::infinity(), hi = 0;
+      for (std::size_t j = start; j <= i; ++j) {
+        const double s = t.picks[j].baseline_time / t.picks[j].best_time;
+        lo = std::min(lo, s);
+        hi = std::max(hi, s);
+      }
+      md << "| " << t.picks[start].bytes << (start == i ? "" : " – " + std::to_string(t.picks[i].bytes)) << " | "
+         << t.picks[i].best_label << " | " << std::setprecision(3) << t.picks[start].best_time * 1e6;
+      if (start != i) md << " – " << t.picks[i].best_time * 1e6;
+      md << " us | " << std::setprecision(3) << lo;
+      if (hi > lo * 1.0005) md << " – " << hi;
+      md << "x |\n";
+      start = i + 1;
+    }
+    md << "\n";
+  }
+  return md.str();
+}
+
+std::string plot_data(const std::vector<const Tuned*>& curves) {
+  std::ostringstream d;
+  const std::vector<Algorithm>& algs = all_algorithms();
+  for (std::size_t ci = 0; ci < curves.size(); ++ci) {
+    d << "# p=" << curves[ci]->p << "\n# bytes speedup algorithm_index\n";
+    for (const Pick& pk : curves[ci]->picks) {
+      const auto winner = std::find_if(algs.begin(), algs.end(), [&](Algorithm a) {
+        return pk.best_label == to_string(a) || pk.best_label.rfind(std::string(to_string(a)) + " k=", 0) == 0;
+      });
+      d << pk.bytes << ' ' << std::setprecision(6) << pk.baseline_time / pk.best_time << ' '
+        << (winner - algs.begin()) << '\n';
+    }
+    d << "\n\n";  // a gnuplot data block per curve
+  }
+  return d.str();
+}
+
+std::string plot_script(const std::vector<const Tuned*>& curves, const std::string& data_file, const std::string& png,
+                        const std::string& title) {
+  static const char* const kColours[] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d"};
+  const std::vector<Algorithm>& algs = all_algorithms();
+  std::ostringstream g;
+  g << "set terminal pngcairo size 1000,600 font 'sans,11'\n"
+    << "set output '" << png << "'\n"
+    << "set title '" << title << "' noenhanced\n"
+    << "set logscale x 2\nset format x '2^{%L}'\n"
+    << "set xlabel 'message size (bytes; allgather: per rank)'\n"
+    << "set ylabel 'predicted speedup over the best fixed-radix baseline'\n"
+    << "set grid\nset key outside right top\n"
+    << "set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2\n";
+  for (std::size_t a = 0; a < algs.size(); ++a)
+    g << "set linetype " << (a + 1) << " lc rgb '" << kColours[a % 7] << "'\n";
+  g << "plot \\\n";
+  for (std::size_t ci = 0; ci < curves.size(); ++ci)
+    g << "  '" << data_file << "' index " << ci << " using 1:2 with lines lc rgb '#999999' dt " << (ci % 4 + 1)
+      << " title 'p = " << curves[ci]->p << "' noenhanced, \\\n"
+      << "  '' index " << ci << " using 1:2:($3+1) with points pt 7 ps 1.2 lc variable notitle, \\\n";
+  // One legend entry per algorithm (points off the plot).
+  for (std::size_t a = 0; a < algs.size(); ++a)
+    g << "  NaN with points pt 7 ps 1.2 lt " << (a + 1) << " title '" << to_string(algs[a]) << "' noenhanced"
+      << (a + 1 < algs.size() ? ", \\\n" : "\n");
+  return g.str();
+}
+
+}  // namespace gencoll::sim

@@ -1,0 +1,96 @@
+// The tuner: simulated sweeps of every algorithm x radix x size for the job
+// shapes asked for, the fastest choice per (collective, communicator size,
+// message size), and the MPICH csel JSON that encodes those choices (read by the
+// MPICH module through MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE and by the
+// interposition library through GENCOLL_SELECTION_FILE).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "coll/algorithms.hpp"
+#include "machine.hpp"
+#include "sweep.hpp"
+
+namespace gencoll::sim {
+
+// A configuration as a selection file names it: one of the four gencoll
+// algorithms of the MPICH module and the radix to write as k=. The fixed-radix
+// baselines are the same schedules at a fixed k (binomial = knomial k=2,
+// recursive doubling = recursive multiplying k=2, ring = kring k=p).
+struct Choice {
+  Algorithm alg = Algorithm::knomial;
+  int k = 2;
+  friend bool operator==(const Choice& a, const Choice& b) { return a.alg == b.alg && a.k == b.k; }
+  friend bool operator!=(const Choice& a, const Choice& b) { return !(a == b); }
+};
+Choice as_module_choice(Algorithm a, int k, int p);
+
+// The outcome for one (collective, communicator size, message size).
+struct Pick {
+  std::uint64_t bytes = 0;   // avg_msg_size as MPICH's csel computes it
+  Choice best;               // fastest of all
+  double best_time = 0;      // s
+  std::string best_label;    // e.g. "kring k=4" or "ring"
+  // Fastest that keeps rank order (for non-commutative ops); equals `best`
+  // unless the fastest needs a commutative op. Allreduce and reduce only.
+  Choice ordered;
+  double ordered_time = 0;
+  double baseline_time = 0;  // fastest fixed-radix baseline (binomial, recursive doubling, ring)
+  std::string baseline_label;
+};
+
+struct Tuned {
+  Collective coll = Collective::allreduce;
+  int p = 0;
+  std::vector<Pick> picks;  // by increasing size
+};
+
+struct TuneRequest {
+  std::vector<int> comm_sizes;  // ascending, distinct
+  std::vector<Collective> colls;
+  std::vector<std::uint64_t> sizes;  // bytes, ascending
+  SimOptions opt;
+  int threads = 0;
+};
+
+struct TuneOutput {
+  std::vector<Tuned> tuned;
+  std::vector<std::pair<int, SweepRow>> rows;  // (p, row): every simulated point
+};
+
+// Simulates every candidate (gencoll algorithms with radix_candidates(), and the
+// baselines) and picks per size. `progress(done, total)` may be called from
+// several threads. Throws std::runtime_error when a point fails to simulate.
+TuneOutput tune(const Machine& m, const TuneRequest& req,
+                const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+// The csel file: for each tuned collective, comm_type=intra -> comm_size<=P
+// (one per size tuned, the largest as comm_size=any) -> avg_msg_size<=S runs
+// merged where the choice repeats, the last as avg_msg_size=any; where the
+// fastest needs a commutative op, an is_commutative=yes/no split. Every
+// subtree ends in =any. comm_type=inter and every collective not tuned come
+// from `base` (an MPICH selection file) when given, else the MPI's
+// nonblocking-based algorithm (complete, if slow), so MPICH never meets a
+// collective the file does not cover.
+nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
+                                         const std::optional<nlohmann::ordered_json>& base);
+
+// A short markdown summary: per collective and communicator size, the chosen
+// algorithm per size range and the predicted speedup over the best baseline.
+std::string summary_markdown(const std::vector<Tuned>& tuned, const Machine& m);
+
+// Plot data and a gnuplot script for one collective: predicted speedup over the
+// fixed-radix baseline by message size, one line per communicator size, points
+// coloured by the winning algorithm (seed 000 Fig. 5 style). The script reads
+// `data_file` (the text returned by plot_data) and writes `png`.
+std::string plot_data(const std::vector<const Tuned*>& curves);
+std::string plot_script(const std::vector<const Tuned*>& curves, const std::string& data_file,
+                        const std::string& png, const std::string& title);
+
+}  // namespace gencoll::sim
