@@ -10,6 +10,8 @@ packages=(
   # the MPICH module: MPICH's source package, its autotools regeneration
   # (python3, perl), ch4:ucx with Debian's UCX, MPICH's test-suite driver
   dpkg-dev patch xz-utils python3 perl libucx-dev
+  # gencoll-tune draws its plots with gnuplot
+  gnuplot-nox
 )
 
 missing=()

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The tuner's selection file drives the MPICH module: gencoll-tune writes a file
+# for a small synthetic machine (4 ranks), a size sweep runs under it, and for
+# every call the module's debug line names the algorithm and k the file names.
+set -u
+. "$(dirname "$0")/common.sh"
+bin="$builddir/tests/mpich/size_sweep"
+mkdir -p "$(dirname "$bin")"
+debian_cc "$bin" "$srcdir/tests/mpich/size_sweep.c" || fail "cannot build size_sweep with mpicc.mpich"
+generic="$prefix/../src/maint/tuning/coll/mpir/generic.json"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$builddir/selection/gencoll-tune" --profile "$srcdir/selection/profiles/small-synthetic.json" --comm-sizes 4 \
+  --max-size 256K --base "$generic" --no-plot --out "$tmp" --name tuned >/dev/null || fail "gencoll-tune failed"
+
+genv=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$tmp/tuned.json" -genv MPIR_CVAR_GENCOLL_DEBUG 1)
+for c in ALLREDUCE ALLGATHER BCAST REDUCE; do genv+=(-genv "MPIR_CVAR_${c}_DEVICE_COLLECTIVE" 0); done
+out=$(run_module 4 "${genv[@]}" "$bin" 2>&1) || fail "size_sweep failed under the tuned file: $out"
+echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "wrong results: $out"
+n=0
+while read -r coll bytes alg k; do
+  want=$(python3 "$srcdir/tests/tune/select.py" "$tmp/tuned.json" "$coll" 4 "$bytes") || fail "select.py failed"
+  Coll="$(echo "${coll:0:1}" | tr a-z A-Z)${coll:1}"
+  [ "MPIR_${Coll}_intra_$alg $k" = "$want" ] || fail "$coll of $bytes bytes ran $alg k=$k; the file names $want"
+  n=$((n + 1))
+done < <(echo "$out" | sed -n 's/^gencoll: \([a-z]*\) count=[0-9]* bytes=\([0-9]*\) p=4 root=[0-9]* algorithm=\([a-z_]*\) k=\([0-9]*\)$/\1 \2 \3 \4/p')
+[ $n -eq 25 ] || fail "expected 25 gencoll calls in the debug output, saw $n"
+echo "PASS: the module ran the tuner's choice for all $n calls"
