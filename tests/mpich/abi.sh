@@ -19,4 +19,13 @@ out=$(run_module 4 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 \
 echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "size_sweep failed: $out"
 echo "$out" | grep -q "^gencoll: allreduce count=4096 bytes=16384 p=4 root=0 algorithm=kring k=3$" ||
   fail "no gencoll debug line for the 4096-element allreduce: $out"
+# Every radix CVAR is a registered MPI_T variable with its description.
+vars=$(run_module 1 "$prefix/bin/mpivars" 2>&1)
+for c in ALLGATHER_KNOMIAL ALLGATHER_RECURSIVE_MULTIPLYING ALLGATHER_PERMUTED_RECURSIVE_MULTIPLYING ALLGATHER_KRING \
+         ALLREDUCE_KNOMIAL ALLREDUCE_RECURSIVE_MULTIPLYING ALLREDUCE_PERMUTED_RECURSIVE_MULTIPLYING ALLREDUCE_KRING \
+         BCAST_KNOMIAL BCAST_RECURSIVE_MULTIPLYING BCAST_KRING REDUCE_KNOMIAL; do
+  echo "$vars" | grep -q "MPIR_CVAR_${c}_KVAL *=2.*gencoll" || fail "mpivars does not list MPIR_CVAR_${c}_KVAL with a description"
+done
+echo "$vars" | grep -q "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=.*kring  *- k-ring (gencoll)" ||
+  fail "mpivars does not describe the gencoll values of MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 echo "PASS: Debian-built binary runs on the module's libmpich.so.12 ($prefix/lib)"
