@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <iomanip>
 #include <sstream>
 
 extern char** environ;
@@ -50,19 +51,43 @@ std::string Config::fingerprint() const {
     os << to_string(c) << '=' << (s.alg ? to_string(*s.alg) : "native") << ':' << s.k << ';';
   }
   os << "wait=" << static_cast<int>(wait);
+  // With a file, which collectives it decides and every radix variable matter
+  // (leaves without k=), and the files themselves must agree, not their names.
+  if (selection_file) {
+    os << ";file=" << std::hex << std::setw(16) << std::setfill('0') << selection_file->content_hash() << std::dec
+       << ";pinned=";
+    for (Collective c : all_collectives()) os << (*this)[c].pinned;
+    os << ";radix=";
+    for (Collective c : all_collectives())
+      for (Algorithm a : algorithms_for(c))
+        if (has_radix(a)) os << radix(c, a) << ',';
+  }
   return os.str();
+}
+
+int Config::radix(Collective c, Algorithm a) const {
+  const auto it = kvals.find({c, a});
+  return it == kvals.end() ? 2 : it->second;
+}
+
+SelectionChoice Config::select_from_file(const SelectionCall& call) const {
+  SelectionChoice ch = selection_file->select(call);
+  if (ch.alg && !ch.k) ch.k = radix(call.coll, *ch.alg);
+  return ch;
 }
 
 Config parse_config(const std::function<const char*(const char*)>& lookup, const std::vector<std::string>& names) {
   Config cfg;
-  std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG"};
+  std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG", "GENCOLL_SELECTION_FILE"};
   for (Collective c : all_collectives()) {
     Selection& sel = cfg.coll[static_cast<int>(c)];
     const std::string var = algorithm_variable(c);
     known.push_back(var);
     if (const char* v = lookup(var.c_str())) {
       const std::string val = v;
-      if (val != "native" && val != "auto" && !val.empty()) {
+      // Empty and auto leave the choice to the selection file (the MPI's own without one).
+      sel.pinned = val != "auto" && !val.empty();
+      if (val != "native" && sel.pinned) {
         sel.alg = parse_algorithm(val);
         if (!sel.alg || !supports(c, *sel.alg)) {
           sel.alg.reset();
@@ -81,8 +106,9 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       if (!k || *k < 2) {
         cfg.errors.push_back(kvar + "=" + v + " is not a valid radix; expected an integer k >= 2 (k above the " +
                              "number of ranks means all ranks)");
-      } else if (sel.alg == a) {
-        sel.k = *k;
+      } else {
+        cfg.kvals[{c, a}] = *k;
+        if (sel.alg == a) sel.k = *k;
       }
     }
   }
@@ -95,6 +121,11 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
     const std::string val = v;
     if (val == "1") cfg.debug = true;
     else if (val != "0" && !val.empty()) cfg.errors.push_back("GENCOLL_DEBUG=" + val + " is not valid; valid values: 0, 1");
+  }
+  if (const char* v = lookup("GENCOLL_SELECTION_FILE"); v && *v) {
+    SelectionFile::Loaded loaded = SelectionFile::load(v, std::string("GENCOLL_SELECTION_FILE=") + v);
+    cfg.selection_file = std::move(loaded.file);
+    cfg.errors.insert(cfg.errors.end(), loaded.errors.begin(), loaded.errors.end());
   }
   for (const std::string& n : names) {
     if (n.rfind("GENCOLL_", 0) != 0) continue;
@@ -120,7 +151,7 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
     if (std::find(known.begin(), known.end(), n) == known.end())
       cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<COLL>_INTRA_ALGORITHM, " +
                            "GENCOLL_<COLL>_<ALGORITHM>_KVAL (COLL: ALLGATHER, ALLREDUCE, BCAST, REDUCE), " +
-                           "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG");
+                           "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG, GENCOLL_SELECTION_FILE");
   }
   return cfg;
 }

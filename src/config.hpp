@@ -5,34 +5,57 @@
 //   GENCOLL_<COLL>_<ALG>_KVAL        radix k >= 2                (default 2)
 //   GENCOLL_WAIT_POLICY              block | yield               (default block)
 //   GENCOLL_DEBUG                    0 | 1                       (default 0)
+//   GENCOLL_SELECTION_FILE           path of an MPICH selection file (default none)
 // <COLL> is ALLGATHER, ALLREDUCE, BCAST or REDUCE, <ALG> an algorithm name in upper case.
+//
+// The selection file (MPICH's MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE format,
+// see selection_file.hpp) decides per call for every collective whose
+// GENCOLL_<COLL>_INTRA_ALGORITHM is unset, empty or `auto` (MPICH's value for
+// "ask the selection file"); `native` or an algorithm name wins over the file,
+// so one collective can be pinned while the file drives the others. A leaf
+// without k= takes GENCOLL_<COLL>_<ALG>_KVAL, as MPICH's module takes the CVAR.
 #pragma once
 
 #include <array>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../coll/algorithms.hpp"
+#include "selection_file.hpp"
 
 namespace gencoll {
 
 struct Selection {
   std::optional<Algorithm> alg;  // nullopt: the MPI's own algorithm
   int k = 2;
+  bool pinned = false;  // GENCOLL_<COLL>_INTRA_ALGORITHM names native or an algorithm
 };
 
 enum class WaitPolicy { block, yield };
 
 struct Config {
   std::array<Selection, kCollectiveCount> coll;  // indexed by Collective
+  std::map<std::pair<Collective, Algorithm>, int> kvals;  // the radix variables that are set
   WaitPolicy wait = WaitPolicy::block;
   bool debug = false;
+  std::shared_ptr<const SelectionFile> selection_file;  // GENCOLL_SELECTION_FILE; null when unset
   std::vector<std::string> errors;  // one complete message per problem
 
   const Selection& operator[](Collective c) const { return coll[static_cast<int>(c)]; }
   std::string fingerprint() const;  // equal on ranks with equal settings
+
+  // GENCOLL_<COLL>_<ALG>_KVAL, or its default 2.
+  int radix(Collective c, Algorithm a) const;
+  // Whether the selection file decides calls of this collective.
+  bool file_decides(Collective c) const { return selection_file && !(*this)[c].pinned; }
+  // The file's choice for a call, k filled in from the radix variable where
+  // the leaf gives none. Only where file_decides(call.coll).
+  SelectionChoice select_from_file(const SelectionCall& call) const;
 };
 
 // `lookup` returns the value of a variable or nullptr; `names` lists every

@@ -1,14 +1,18 @@
 // libgencoll-pmpi: intercepts MPI_Allgather, MPI_Allreduce, MPI_Bcast and MPI_Reduce of unmodified
 // programs (LD_PRELOAD) and runs the gencoll algorithm the GENCOLL_* environment
-// selects; everything else, and every call it cannot serve, goes to the MPI's own
+// selects (a per-collective variable, else GENCOLL_SELECTION_FILE, per call);
+// everything else, and every call it cannot serve, goes to the MPI's own
 // implementation through PMPI.
 #include <mpi.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "../../coll/algorithms.hpp"
 #include "../config.hpp"
@@ -19,6 +23,53 @@ namespace {
 
 Config g_config;
 int g_keyval = MPI_KEYVAL_INVALID;
+
+void check(int rc) {
+  if (rc != MPI_SUCCESS) throw MpiError(rc);
+}
+
+// Handles freed on every path out of node_layout_of.
+struct OwnedComm {
+  MPI_Comm c = MPI_COMM_NULL;
+  ~OwnedComm() {
+    if (c != MPI_COMM_NULL) PMPI_Comm_free(&c);
+  }
+};
+struct OwnedGroup {
+  MPI_Group g = MPI_GROUP_NULL;
+  ~OwnedGroup() {
+    if (g != MPI_GROUP_NULL) PMPI_Group_free(&g);
+  }
+};
+
+// The node structure MPICH derives for an intracommunicator (node_comm,
+// node_count, internode_table), measured with MPI_COMM_TYPE_SHARED: a node is a
+// shared-memory domain, as MPICH's node ids are. Collective over `comm`.
+NodeLayout node_layout_of(MPI_Comm comm) {
+  int rank = 0;
+  check(PMPI_Comm_rank(comm, &rank));
+  OwnedComm node;
+  check(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node.c));
+  NodeLayout layout;
+  int node_rank = 0;
+  check(PMPI_Comm_size(node.c, &layout.node_size));
+  check(PMPI_Comm_rank(node.c, &node_rank));
+  // The node communicator keeps comm's order (key = rank), so the node's
+  // processes hold consecutive ranks exactly when its first and last are
+  // node_size - 1 apart.
+  OwnedGroup node_group, comm_group;
+  check(PMPI_Comm_group(node.c, &node_group.g));
+  check(PMPI_Comm_group(comm, &comm_group.g));
+  const int ends[2] = {0, layout.node_size - 1};
+  int ranks[2] = {0, 0};
+  check(PMPI_Group_translate_ranks(node_group.g, 2, ends, comm_group.g, ranks));
+  const int mine[2] = {node_rank == 0 ? 1 : 0, ranks[1] - ranks[0] + 1 == layout.node_size ? 0 : 1};
+  int sums[2] = {0, 0};  // nodes, nodes with a gap
+  check(PMPI_Allreduce(mine, sums, 2, MPI_INT, MPI_SUM, comm));
+  layout.node_count = sums[0];
+  layout.consecutive = sums[1] == 0;
+  return layout;
+}
 
 // Collectives run on a private duplicate of the caller's communicator so their
 // messages can never match the application's point-to-point traffic. The
@@ -39,6 +90,14 @@ struct CommState {
     return sched;
   }
   static constexpr std::size_t kRecent = 16;
+
+  // For the selection file's node conditions; measured on first use (every
+  // rank asks at the same call), then kept.
+  std::optional<NodeLayout> nodes;
+  const NodeLayout& node_layout() {
+    if (!nodes) nodes = node_layout_of(dup);
+    return *nodes;
+  }
 };
 
 int delete_state(MPI_Comm, int, void* attr, void*) {
@@ -86,47 +145,141 @@ void load_config() {
   }
 }
 
-// Whether gencoll serves this call; logs why not when GENCOLL_DEBUG=1.
-bool usable(Collective c, MPI_Comm comm, MPI_Op op, bool* commutative) {
-  const Selection& sel = g_config[c];
-  if (!sel.alg) return false;
+// One intercepted call, as the selection needs it.
+struct Call {
+  Collective coll;
+  MPI_Comm comm;
+  std::uint64_t count;  // allgather: recvcount
+  MPI_Datatype type;    // allgather: recvtype
+  MPI_Op op;            // MPI_OP_NULL for allgather and bcast
+  bool in_place;        // sendbuf is MPI_IN_PLACE
+  int root;
+};
+
+// What gencoll runs for a call.
+struct Plan {
+  Algorithm alg;
+  int k;
+  bool commutative;
+};
+
+bool is_inter(MPI_Comm comm) {
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
-  if (inter) return false;
-  *commutative = true;
-  if (c == Collective::allreduce || c == Collective::reduce) {
-    int commute = 1;
-    PMPI_Op_commutative(op, &commute);
-    *commutative = commute != 0;
-    if (!commute && requires_commutative(c, *sel.alg)) {
-      if (g_config.debug)
-        std::fprintf(stderr, "gencoll: %s %s needs a commutative op; using the MPI's own algorithm\n", to_string(c),
-                     to_string(*sel.alg));
-      return false;
-    }
-  }
-  return true;
+  return inter != 0;
 }
 
-int run(Collective c, MPI_Comm comm, std::uint64_t count, bool commutative, PmpiBuffers bufs, int root = 0) {
-  const Selection& sel = g_config[c];
-  CommState& state = comm_state(comm);
+bool commutative_op(MPI_Op op) {
+  if (op == MPI_OP_NULL) return true;
+  int commute = 1;
+  PMPI_Op_commutative(op, &commute);
+  return commute != 0;
+}
+
+bool predefined_op(MPI_Op op) {
+  for (MPI_Op p : {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR,
+                   MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP})
+    if (op == p) return true;
+  return op == MPI_OP_NULL;  // no op at all: nothing user-defined either
+}
+
+// GENCOLL_DEBUG line for a call rank 0 leaves to the MPI although the file was asked.
+void log_native(const Call& call, const std::string& why) {
+  int rank = 0, p = 0, size = 0;
+  PMPI_Comm_rank(call.comm, &rank);
+  if (rank != 0) return;
+  PMPI_Comm_size(call.comm, &p);
+  PMPI_Type_size(call.type, &size);
+  std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=native (%s)\n", to_string(call.coll),
+               static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size, p,
+               call.root, why.c_str());
+}
+
+// The call in the selection file's terms. The node conditions are answered from
+// the communicator's node layout as MPICH would measure it (see NodeLayout).
+SelectionCall describe(const Call& call, bool inter) {
+  SelectionCall s;
+  s.coll = call.coll;
+  s.inter = inter;
+  PMPI_Comm_size(call.comm, &s.comm_size);
+  s.count = call.count;
+  int size = 0;
+  PMPI_Type_size(call.type, &size);
+  s.type_size = static_cast<std::uint64_t>(size);
+  s.commutative = commutative_op(call.op);
+  s.op_built_in = predefined_op(call.op);
+  // Reduce's MPI_IN_PLACE is the root's alone, and every rank must reach the
+  // same leaf: only the all-or-none collectives report it.
+  s.sendbuf_inplace = call.in_place && (call.coll == Collective::allreduce || call.coll == Collective::allgather);
+  int level = MPI_THREAD_SINGLE;
+  PMPI_Query_thread(&level);
+  s.multi_threaded = level == MPI_THREAD_MULTIPLE;  // MPICH's MPIR_IS_THREADED
+  // MPICH's intercommunicators have no node awareness (hierarchy flat, one
+  // "node" per process).
+  if (inter) s.nodes = NodeLayout{1, s.comm_size, false};
+  else s.nodes = comm_state(call.comm).node_layout();
+  return s;
+}
+
+// Whether gencoll serves this call and how: GENCOLL_<COLL>_INTRA_ALGORITHM, else
+// the selection file, else the MPI's own. Logs the file's native choices and
+// the commutativity fallback when GENCOLL_DEBUG=1.
+std::optional<Plan> decide(const Call& call) {
+  const Collective c = call.coll;
+  if (!g_config.file_decides(c) && !g_config[c].alg) return std::nullopt;  // the default: nothing to decide
+  const bool inter = is_inter(call.comm);
+  std::optional<Algorithm> alg;
+  int k = 2;
+  if (g_config.file_decides(c)) {
+    const SelectionChoice ch = g_config.select_from_file(describe(call, inter));
+    if (!ch.alg || inter) {
+      if (g_config.debug) {
+        std::string why = "no leaf of the selection file";
+        if (!ch.leaf.empty()) {
+          // The leaf as MPICH names the algorithm, without "algorithm=".
+          why = ch.leaf.rfind("algorithm=", 0) == 0 ? ch.leaf.substr(std::strlen("algorithm=")) : ch.leaf;
+          if (ch.alg) why += ", intercommunicator";  // a gencoll leaf gencoll cannot run there
+        }
+        log_native(call, why);
+      }
+      return std::nullopt;
+    }
+    alg = ch.alg;
+    k = *ch.k;
+  } else {
+    const Selection& sel = g_config[c];
+    if (!sel.alg || inter) return std::nullopt;
+    alg = sel.alg;
+    k = sel.k;
+  }
+  const bool commutative = commutative_op(call.op);
+  if (!commutative && requires_commutative(c, *alg)) {
+    if (g_config.debug)
+      std::fprintf(stderr, "gencoll: %s %s needs a commutative op; using the MPI's own algorithm\n", to_string(c),
+                   to_string(*alg));
+    return std::nullopt;
+  }
+  return Plan{*alg, k, commutative};
+}
+
+int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
+  CommState& state = comm_state(call.comm);
   MPI_Comm pc = state.dup;
   CollParams prm;
-  prm.coll = c;
-  prm.alg = *sel.alg;
+  prm.coll = call.coll;
+  prm.alg = plan.alg;
   PMPI_Comm_size(pc, &prm.p);
   PMPI_Comm_rank(pc, &prm.rank);
-  prm.k = sel.k;
-  prm.count = count;
-  prm.commutative = commutative;
-  prm.root = root;
+  prm.k = plan.k;
+  prm.count = call.count;
+  prm.commutative = plan.commutative;
+  prm.root = call.root;
   if (g_config.debug && prm.rank == 0) {
     int size = 0;
     PMPI_Type_size(bufs.type, &size);
-    std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=%s k=%d\n", to_string(c),
-                 static_cast<unsigned long long>(count), static_cast<unsigned long long>(count) * size, prm.p, root,
-                 to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
+    std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=%s k=%d\n", to_string(call.coll),
+                 static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size,
+                 prm.p, call.root, to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
   }
   PmpiTransport t(pc, bufs, g_config.wait);
   execute(*state.schedule(prm), t);
@@ -165,10 +318,12 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  bool commutative = true;
-  if (count <= 0 || !usable(Collective::allreduce, comm, op, &commutative))
-    return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+  if (count <= 0) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
   return guarded([&] {
+    const Call call{Collective::allreduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
+                    0};
+    const std::optional<Plan> plan = decide(call);
+    if (!plan) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
     PmpiBuffers b;
     b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     b.send_count = count;
@@ -176,16 +331,19 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
     b.recv = recvbuf;
     b.type = type;
     b.op = op;
-    return run(Collective::allreduce, comm, static_cast<std::uint64_t>(count), commutative, b);
+    return run(call, *plan, b);
   });
 }
 
 int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                   MPI_Datatype recvtype, MPI_Comm comm) {
-  bool commutative = true;
-  if (recvcount <= 0 || !usable(Collective::allgather, comm, MPI_OP_NULL, &commutative))
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  if (recvcount <= 0) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
   return guarded([&] {
+    // MPICH sizes an allgather by its receive block (count and type).
+    const Call call{Collective::allgather, comm, static_cast<std::uint64_t>(recvcount), recvtype, MPI_OP_NULL,
+                    sendbuf == MPI_IN_PLACE, 0};
+    const std::optional<Plan> plan = decide(call);
+    if (!plan) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     MPI_Aint lb = 0, extent = 0;
@@ -202,30 +360,33 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
     }
     b.recv = recvbuf;
     b.type = recvtype;
-    return run(Collective::allgather, comm, static_cast<std::uint64_t>(recvcount), true, b);
+    return run(call, *plan, b);
   });
 }
 
 int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  bool commutative = true;
-  if (count <= 0 || !usable(Collective::bcast, comm, MPI_OP_NULL, &commutative))
-    return PMPI_Bcast(buffer, count, type, root, comm);
+  if (count <= 0) return PMPI_Bcast(buffer, count, type, root, comm);
   return guarded([&] {
+    const Call call{Collective::bcast, comm, static_cast<std::uint64_t>(count), type, MPI_OP_NULL, false, root};
+    const std::optional<Plan> plan = decide(call);
+    if (!plan) return PMPI_Bcast(buffer, count, type, root, comm);
     PmpiBuffers b;
     b.send = buffer;
     b.send_count = count;
     b.send_type = type;
     b.recv = buffer;
     b.type = type;
-    return run(Collective::bcast, comm, static_cast<std::uint64_t>(count), true, b, root);
+    return run(call, *plan, b);
   });
 }
 
 int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  bool commutative = true;
-  if (count <= 0 || !usable(Collective::reduce, comm, op, &commutative))
-    return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+  if (count <= 0) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
   return guarded([&] {
+    const Call call{Collective::reduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
+                    root};
+    const std::optional<Plan> plan = decide(call);
+    if (!plan) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
     PmpiBuffers b;
     b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // MPI_IN_PLACE is only valid at the root
     b.send_count = count;
@@ -233,7 +394,7 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
     b.recv = recvbuf;  // significant at the root only; the schedule never touches it elsewhere
     b.type = type;
     b.op = op;
-    return run(Collective::reduce, comm, static_cast<std::uint64_t>(count), commutative, b, root);
+    return run(call, *plan, b);
   });
 }
 

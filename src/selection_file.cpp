@@ -1,0 +1,457 @@
+#include "selection_file.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+namespace gencoll {
+
+namespace {
+
+// Keys keep their file order: the order is the meaning (the first sibling that
+// holds wins). nlohmann::json would sort them.
+using Json = nlohmann::ordered_json;
+
+enum class Test {
+  // About the communicator. MPICH also evaluates a leading run of these once per
+  // communicator (see SelectionFile::select).
+  comm_type_intra,
+  comm_type_inter,
+  comm_size_le,
+  comm_size_lt,
+  comm_size_pow2,
+  comm_size_any,
+  comm_size_node,  // comm_size=node_comm_size
+  comm_hierarchy,
+  is_node_consecutive,
+  comm_avg_ppn_le,
+  // About the call.
+  collective,
+  is_multi_threaded,
+  avg_msg_size_le,
+  avg_msg_size_lt,
+  avg_msg_size_any,
+  total_msg_size_le,
+  total_msg_size_lt,
+  total_msg_size_any,
+  count_le,
+  count_lt_pow2,
+  count_any,
+  is_commutative,
+  is_sendbuf_inplace,
+  is_op_built_in,
+  is_block_regular,
+};
+
+bool about_communicator(Test t) { return t <= Test::comm_avg_ppn_le; }
+
+enum class Hierarchy { parent, node_roots, node, flat, any };
+
+struct Condition {
+  Test test;
+  long long value = 0;     // N of "<=N" / "<N"; 1 for =yes, 0 for =no; a Hierarchy's value
+  std::string collective;  // of collective=
+  std::unique_ptr<SelectionFile::Node> then;
+};
+
+struct Leaf {
+  std::string key;  // as written, for messages and the debug line
+  std::optional<Collective> coll;  // set with alg: a gencoll leaf
+  std::optional<Algorithm> alg;
+  std::optional<int> k;
+};
+
+}  // namespace
+
+struct SelectionFile::Node {
+  std::vector<Condition> conditions;  // file order
+  std::optional<Leaf> leaf;           // set: this object is a leaf
+};
+
+namespace {
+
+// MPICH's key comparisons ignore spaces (MPL_strdup_no_spaces).
+std::string no_spaces(const std::string& s) {
+  std::string r;
+  for (char c : s)
+    if (c != ' ') r += c;
+  return r;
+}
+
+bool starts_with(const std::string& s, const char* prefix) { return s.compare(0, std::strlen(prefix), prefix) == 0; }
+
+// Decimal digits only, within int: a stray unit or sign is a mistake in a
+// tuning file, not something to read the way atoi would.
+std::optional<int> parse_int(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  long long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+    if (v > INT_MAX) return std::nullopt;
+  }
+  return static_cast<int>(v);
+}
+
+// MPICH 4.0.2's collective= names: a file for MPICH names all of them, and the
+// ones gencoll does not intercept simply never match here.
+constexpr const char* kMpichCollectives[] = {
+    "allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "alltoallw", "barrier", "bcast", "exscan",
+    "gather", "gatherv", "iallgather", "iallgatherv", "iallreduce", "ialltoall", "ialltoallv", "ialltoallw",
+    "ibarrier", "ibcast", "iexscan", "igather", "igatherv", "ineighbor_allgather", "ineighbor_allgatherv",
+    "ineighbor_alltoall", "ineighbor_alltoallv", "ineighbor_alltoallw", "ireduce", "ireduce_scatter",
+    "ireduce_scatter_block", "iscan", "iscatter", "iscatterv", "neighbor_allgather", "neighbor_allgatherv",
+    "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw", "reduce", "reduce_scatter",
+    "reduce_scatter_block", "scan", "scatter", "scatterv"};
+
+struct ExactKey {
+  const char* key;
+  Test test;
+  long long value;
+};
+constexpr ExactKey kExactKeys[] = {
+    {"comm_type=intra", Test::comm_type_intra, 0},
+    {"comm_type=inter", Test::comm_type_inter, 0},
+    {"comm_size=pow2", Test::comm_size_pow2, 0},
+    {"comm_size=any", Test::comm_size_any, 0},
+    {"comm_size=node_comm_size", Test::comm_size_node, 0},
+    {"comm_hierarchy=parent", Test::comm_hierarchy, static_cast<long long>(Hierarchy::parent)},
+    {"comm_hierarchy=node_roots", Test::comm_hierarchy, static_cast<long long>(Hierarchy::node_roots)},
+    {"comm_hierarchy=node", Test::comm_hierarchy, static_cast<long long>(Hierarchy::node)},
+    {"comm_hierarchy=flat", Test::comm_hierarchy, static_cast<long long>(Hierarchy::flat)},
+    {"comm_hierarchy=any", Test::comm_hierarchy, static_cast<long long>(Hierarchy::any)},
+    {"is_node_consecutive=yes", Test::is_node_consecutive, 1},
+    {"is_node_consecutive=no", Test::is_node_consecutive, 0},
+    {"is_multi_threaded=yes", Test::is_multi_threaded, 1},
+    {"is_multi_threaded=no", Test::is_multi_threaded, 0},
+    {"avg_msg_size=any", Test::avg_msg_size_any, 0},
+    {"total_msg_size=any", Test::total_msg_size_any, 0},
+    {"count<pow2", Test::count_lt_pow2, 0},
+    {"count=any", Test::count_any, 0},
+    {"is_commutative=yes", Test::is_commutative, 1},
+    {"is_commutative=no", Test::is_commutative, 0},
+    {"is_sendbuf_inplace=yes", Test::is_sendbuf_inplace, 1},
+    {"is_sendbuf_inplace=no", Test::is_sendbuf_inplace, 0},
+    {"is_op_built_in=yes", Test::is_op_built_in, 1},
+    {"is_op_built_in=no", Test::is_op_built_in, 0},
+    {"is_block_regular=yes", Test::is_block_regular, 1},
+    {"is_block_regular=no", Test::is_block_regular, 0},
+};
+
+struct BoundKey {
+  const char* prefix;
+  Test test;
+};
+// "<=" before "<": the longer prefix must be tried first.
+constexpr BoundKey kBoundKeys[] = {
+    {"comm_size<=", Test::comm_size_le},           {"comm_size<", Test::comm_size_lt},
+    {"avg_msg_size<=", Test::avg_msg_size_le},     {"avg_msg_size<", Test::avg_msg_size_lt},
+    {"total_msg_size<=", Test::total_msg_size_le}, {"total_msg_size<", Test::total_msg_size_lt},
+    {"count<=", Test::count_le},                   {"comm_avg_ppn<=", Test::comm_avg_ppn_le},
+};
+
+constexpr const char* kKnownConditions =
+    "collective=<name>, comm_type=intra|inter, comm_size<=N|<N|=pow2|=any|=node_comm_size, "
+    "comm_hierarchy=parent|node_roots|node|flat|any, comm_avg_ppn<=N, avg_msg_size<=N|<N|=any, "
+    "total_msg_size<=N|<N|=any, count<=N|<pow2|=any, is_commutative=, is_op_built_in=, is_sendbuf_inplace=, "
+    "is_block_regular=, is_node_consecutive=, is_multi_threaded= (yes|no), or a leaf algorithm=<name> / "
+    "composition=<name>";
+
+const char* const kGencollColls[] = {"Allgather", "Allreduce", "Bcast", "Reduce"};  // by Collective
+
+// Turns the JSON tree into Nodes, collecting every problem with the key that has it.
+class Parser {
+ public:
+  Parser(std::string origin, std::vector<std::string>& errors) : origin_(std::move(origin)), errors_(errors) {}
+
+  std::unique_ptr<SelectionFile::Node> object(const Json& obj) {
+    auto node = std::make_unique<SelectionFile::Node>();
+    // MPICH makes the whole object a leaf as soon as one key names an
+    // algorithm, and then requires every key to name one; the last one counts.
+    bool is_leaf = false;
+    for (auto it = obj.begin(); it != obj.end(); ++it) is_leaf = is_leaf || leaf_key(no_spaces(it.key()));
+    for (auto it = obj.begin(); it != obj.end(); ++it) {
+      const std::string& key = it.key();
+      const std::string ckey = no_spaces(key);
+      if (!it.value().is_object()) {
+        error(key, std::string("its value must be a JSON object, not ") + it.value().type_name());
+        continue;
+      }
+      if (is_leaf) {
+        if (!leaf_key(ckey)) {
+          error(key, "sits beside an algorithm=/composition= key; an object that names an algorithm may hold "
+                     "nothing else");
+        } else if (std::optional<Leaf> l = leaf(key, ckey, it.value())) {
+          node->leaf = std::move(l);
+        }
+        continue;
+      }
+      std::optional<Condition> cond = condition(key, ckey);
+      path_.push_back(key);
+      std::unique_ptr<SelectionFile::Node> then = object(it.value());
+      path_.pop_back();
+      if (cond) {
+        cond->then = std::move(then);
+        node->conditions.push_back(std::move(*cond));
+      }
+    }
+    return node;
+  }
+
+ private:
+  static bool leaf_key(const std::string& ckey) {
+    return starts_with(ckey, "algorithm=") || starts_with(ckey, "composition=");
+  }
+
+  void error(const std::string& key, const std::string& what) { report("key \"" + key + "\"", what); }
+
+  // `subject` names the key (and, for a parameter, its leaf).
+  void report(const std::string& subject, const std::string& what) {
+    std::string m = origin_ + ": " + subject + ": " + what;
+    if (!path_.empty()) {
+      m += " (under ";
+      for (std::size_t i = 0; i < path_.size(); ++i) m += (i ? " > \"" : "\"") + path_[i] + "\"";
+      m += ")";
+    }
+    errors_.push_back(std::move(m));
+  }
+
+  std::optional<Condition> condition(const std::string& key, const std::string& ckey) {
+    for (const ExactKey& e : kExactKeys)
+      if (ckey == e.key) return Condition{e.test, e.value, {}, nullptr};
+    for (const BoundKey& b : kBoundKeys) {
+      if (!starts_with(ckey, b.prefix)) continue;
+      const std::optional<int> v = parse_int(ckey.substr(std::strlen(b.prefix)));
+      if (!v) {
+        error(key, std::string("expected a non-negative integer after \"") + b.prefix + "\"");
+        return std::nullopt;
+      }
+      return Condition{b.test, *v, {}, nullptr};
+    }
+    if (starts_with(ckey, "collective=")) {
+      const std::string name = ckey.substr(std::strlen("collective="));
+      for (const char* c : kMpichCollectives)
+        if (name == c) return Condition{Test::collective, 0, name, nullptr};
+      error(key, "unknown collective \"" + name + "\" (MPICH's names: allgather, allreduce, bcast, reduce, ...)");
+      return std::nullopt;
+    }
+    error(key, std::string("unknown key; known conditions: ") + kKnownConditions);
+    return std::nullopt;
+  }
+
+  std::optional<Leaf> leaf(const std::string& key, const std::string& ckey, const Json& params) {
+    Leaf l{key, std::nullopt, std::nullopt, std::nullopt};
+    // composition= names MPICH's device-level compositions: always the MPI's own.
+    if (starts_with(ckey, "composition=")) return l;
+    const std::string name = ckey.substr(std::strlen("algorithm="));
+    if (!starts_with(name, "MPIR_")) {
+      error(key, "names no MPICH algorithm (expected algorithm=MPIR_<Coll>_<intra|inter|allcomm>_<name>, e.g. "
+                 "algorithm=MPIR_Allreduce_intra_recursive_multiplying)");
+      return std::nullopt;
+    }
+    // MPIR_<Coll>_intra_<alg> is gencoll's when alg is one of its radix
+    // algorithms; ring, recursive_doubling, binomial, smp, ... are MPICH's own.
+    const std::size_t intra = name.find("_intra_");
+    if (intra == std::string::npos) return l;
+    const std::string coll_name = name.substr(std::strlen("MPIR_"), intra - std::strlen("MPIR_"));
+    const std::optional<Algorithm> alg = parse_algorithm(name.substr(intra + std::strlen("_intra_")));
+    if (!alg || !has_radix(*alg)) return l;
+    std::optional<Collective> coll;
+    for (Collective c : all_collectives())
+      if (coll_name == kGencollColls[static_cast<int>(c)]) coll = c;
+    if (!coll) return l;
+    if (!supports(*coll, *alg)) {
+      std::string valid;
+      for (Algorithm a : algorithms_for(*coll))
+        if (has_radix(a)) valid += std::string(valid.empty() ? "" : ", ") + to_string(a);
+      error(key, std::string("gencoll has no ") + to_string(*alg) + " " + to_string(*coll) +
+                     "; the gencoll " + to_string(*coll) + " algorithms a selection file can name: " + valid);
+      return std::nullopt;
+    }
+    l.coll = coll;
+    l.alg = alg;
+    // Other parameters are ignored, as MPICH ignores them.
+    for (auto it = params.begin(); it != params.end(); ++it) {
+      const std::string p = no_spaces(it.key());
+      if (!starts_with(p, "k=")) continue;
+      const std::optional<int> k = parse_int(p.substr(2));
+      if (!k || *k < 2) {
+        report("key \"" + it.key() + "\" of \"" + key + "\"", "the radix k must be an integer >= 2");
+        return std::nullopt;
+      }
+      l.k = *k;  // the last k= counts, as in MPICH
+    }
+    return l;
+  }
+
+  std::string origin_;
+  std::vector<std::string>& errors_;
+  std::vector<std::string> path_;  // keys from the top to the object being read
+};
+
+std::uint64_t fnv1a(const std::string& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Largest power of two <= n (MPICH's comm->coll.pof2).
+std::uint64_t pof2(int n) {
+  std::uint64_t p = 1;
+  while (p * 2 <= static_cast<std::uint64_t>(n)) p *= 2;
+  return p;
+}
+
+// MPICH evaluates the tree twice: once per communicator (MPIR_Csel_prune) over
+// each leading run of communicator conditions, and per call (MPIR_Csel_search)
+// over the rest. The two differ in one place, reproduced here.
+enum class Phase { prune, search };
+
+bool holds(const Condition& c, const SelectionCall& call, Phase phase) {
+  const std::uint64_t avg = call.count * call.type_size;
+  const std::uint64_t total = avg * static_cast<std::uint64_t>(call.comm_size);
+  const auto bound = static_cast<std::uint64_t>(c.value);
+  const bool yes = c.value != 0;
+  // MPICH gives an intracommunicator node awareness (hierarchy "parent", with a
+  // node_comm where a node holds more than one of its processes) unless every
+  // process is alone on its node; intercommunicators stay "flat".
+  const bool parent = !call.inter && call.nodes.node_count < call.comm_size;
+  switch (c.test) {
+    case Test::comm_type_intra: return !call.inter;
+    case Test::comm_type_inter: return call.inter;
+    case Test::comm_size_le: return call.comm_size <= c.value;
+    // MPICH 4.0.2 prunes with comm_size < N but searches with comm_size <= N.
+    case Test::comm_size_lt: return phase == Phase::prune ? call.comm_size < c.value : call.comm_size <= c.value;
+    case Test::comm_size_pow2: return (call.comm_size & (call.comm_size - 1)) == 0;
+    case Test::comm_size_any: return true;
+    case Test::comm_size_node:
+      return parent && call.nodes.node_size > 1 && call.nodes.node_size == call.comm_size;
+    case Test::comm_hierarchy:
+      // Only MPICH-internal subcommunicators are "node" or "node_roots".
+      return static_cast<Hierarchy>(c.value) == Hierarchy::any ||
+             static_cast<Hierarchy>(c.value) == (parent ? Hierarchy::parent : Hierarchy::flat);
+    case Test::is_node_consecutive: return (parent && call.nodes.consecutive) == yes;
+    case Test::comm_avg_ppn_le:
+      return static_cast<long long>(call.comm_size) <= c.value * call.nodes.node_count;
+    case Test::collective: return c.collective == to_string(call.coll);
+    case Test::is_multi_threaded: return call.multi_threaded == yes;
+    case Test::avg_msg_size_le: return avg <= bound;
+    case Test::avg_msg_size_lt: return avg < bound;
+    case Test::avg_msg_size_any: return true;
+    case Test::total_msg_size_le: return total <= bound;
+    case Test::total_msg_size_lt: return total < bound;
+    case Test::total_msg_size_any: return true;
+    case Test::count_le: return call.count <= bound;
+    case Test::count_lt_pow2: return call.count < pof2(call.comm_size);
+    case Test::count_any: return true;
+    case Test::is_commutative: return call.commutative == yes;
+    case Test::is_op_built_in: return call.op_built_in == yes;
+    // MPICH 4.0.2 asks the next two only of other collectives (it asserts for
+    // these four), so no file MPICH runs asks them here: in place is answered
+    // as the caller measured it, and blocks are regular in all four.
+    case Test::is_sendbuf_inplace: return call.sendbuf_inplace == yes;
+    case Test::is_block_regular: return yes;
+  }
+  return false;
+}
+
+// A position in the tree: condition i of an object (MPICH's node with its
+// failure chain being conditions i+1...). A null node means "fell off".
+struct Cursor {
+  const SelectionFile::Node* node = nullptr;
+  std::size_t i = 0;
+};
+
+const Condition* condition_at(Cursor c) {
+  if (!c.node || c.node->leaf || c.i >= c.node->conditions.size()) return nullptr;
+  return &c.node->conditions[c.i];
+}
+
+const Leaf* leaf_at(Cursor c) { return c.node && c.node->leaf ? &*c.node->leaf : nullptr; }
+
+Cursor step(Cursor c, const Condition& cond, bool held) {
+  return held ? Cursor{cond.then.get(), 0} : Cursor{c.node, c.i + 1};
+}
+
+// MPICH's prune_tree: follows communicator conditions from `start` and stops at
+// the first other node; when it falls off the tree it returns `start` itself,
+// which the search then walks again.
+Cursor prune(Cursor start, const SelectionCall& call) {
+  Cursor c = start;
+  while (const Condition* cond = condition_at(c)) {
+    if (!about_communicator(cond->test)) return c;
+    c = step(c, *cond, holds(*cond, call, Phase::prune));
+  }
+  return leaf_at(c) ? c : start;
+}
+
+SelectionChoice search(Cursor c, const SelectionCall& call) {
+  while (const Condition* cond = condition_at(c)) c = step(c, *cond, holds(*cond, call, Phase::search));
+  const Leaf* l = leaf_at(c);
+  if (!l) return {};
+  SelectionChoice ch;
+  ch.leaf = l->key;
+  // A gencoll leaf of another collective: MPICH has no way to run it (it
+  // asserts); the MPI's own is the safe reading.
+  if (l->alg && l->coll == call.coll) {
+    ch.alg = l->alg;
+    ch.k = l->k;
+  }
+  return ch;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+
+}  // namespace
+
+SelectionFile::SelectionFile(std::unique_ptr<Node> root, std::uint64_t hash) : root_(std::move(root)), hash_(hash) {}
+SelectionFile::~SelectionFile() = default;
+
+SelectionFile::Loaded SelectionFile::load(const std::string& path, const std::string& origin) {
+  const std::string who = origin.empty() ? "selection file " + path : origin;
+  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
+  if (!f) return {nullptr, {who + ": cannot be read: " + std::strerror(errno)}};
+  std::string text;
+  char buf[1 << 16];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;) text.append(buf, n);
+  if (std::ferror(f.get())) return {nullptr, {who + ": cannot be read: " + std::strerror(errno)}};
+  return parse(text, who);
+}
+
+SelectionFile::Loaded SelectionFile::parse(const std::string& text, const std::string& origin) {
+  Json tree;
+  try {
+    tree = Json::parse(text);
+  } catch (const Json::exception& e) {
+    return {nullptr, {origin + ": not valid JSON (" + e.what() + ")"}};
+  }
+  if (!tree.is_object())
+    return {nullptr, {origin + ": the top level must be a JSON object of conditions, not " + tree.type_name()}};
+  Loaded out;
+  std::unique_ptr<Node> root = Parser(origin, out.errors).object(tree);
+  if (out.errors.empty()) out.file.reset(new SelectionFile(std::move(root), fnv1a(text)));
+  return out;
+}
+
+SelectionChoice SelectionFile::select(const SelectionCall& call) const {
+  // MPICH prunes per communicator: the leading communicator conditions, then
+  // the collective= siblings found there (each collective keeps the last one
+  // naming it), then each collective's own leading communicator conditions.
+  // A tree without collective= at that point makes MPICH abort; gencoll leaves
+  // such calls to the MPI.
+  const Cursor top = prune(Cursor{root_.get(), 0}, call);
+  const Condition* first = condition_at(top);
+  if (!first || first->test != Test::collective) return {};
+  std::optional<Cursor> tree;
+  for (Cursor c = top; const Condition* cond = condition_at(c); ++c.i)
+    if (cond->test == Test::collective && cond->collective == to_string(call.coll)) tree = Cursor{cond->then.get(), 0};
+  if (!tree) return {};
+  return search(prune(*tree, call), call);
+}
+
+}  // namespace gencoll

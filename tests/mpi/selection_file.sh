@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# GENCOLL_SELECTION_FILE drives the Open MPI interposition library as MPICH's
+# csel drives the MPICH module (tests/mpich/json_select.sh, same file and
+# expectations): every size of a sweep runs the algorithm and k the file names,
+# a leaf without k= takes the radix variable, a leaf naming one of MPICH's own
+# algorithms runs the MPI's own (and says so), and a bad file stops MPI_Init
+# with a message naming the file and the key.
+set -u
+builddir=${builddir:-$(pwd)}
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+fail() { echo "FAIL: $*"; exit 1; }
+if ! command -v mpicc.openmpi >/dev/null || ! command -v mpiexec.openmpi >/dev/null; then
+  echo "SKIP: mpicc.openmpi or mpiexec.openmpi not found"
+  exit 77
+fi
+lib="$builddir/openmpi/.libs/libgencoll-pmpi.so"
+[ -f "$lib" ] || fail "$lib not built"
+bin="$builddir/tests/mpi/size_sweep.openmpi"
+src="$srcdir/tests/mpich/size_sweep.c"
+mkdir -p "$(dirname "$bin")"
+[ "$bin" -nt "$src" ] || mpicc.openmpi -O1 -o "$bin" "$src" || fail "cannot build size_sweep with mpicc.openmpi"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# FILE [NAME VALUE]...: size_sweep on 5 ranks under the library with that file.
+run() {
+  local file=$1; shift
+  local env=(-x LD_PRELOAD="$lib" -x GENCOLL_SELECTION_FILE="$file" -x GENCOLL_DEBUG=1)
+  while [ $# -gt 0 ]; do env+=(-x "$1=$2"); shift 2; done
+  timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 5 "${env[@]}" \
+    "$bin" </dev/null 2>&1
+}
+
+# json_select.sh's file, for the four collectives the library intercepts.
+cat > "$tmp/select.json" <<'EOF'
+{
+ "collective=allreduce": {
+  "comm_type=intra": {
+   "avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_recursive_multiplying": {"k=4": {}}},
+   "avg_msg_size<=4096": {"algorithm=MPIR_Allreduce_intra_knomial": {}},
+   "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=3": {}}}},
+  "comm_type=inter": {"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast": {}}},
+ "collective=allgather": {
+  "comm_type=intra": {
+   "avg_msg_size<=256": {"algorithm=MPIR_Allgather_intra_permuted_recursive_multiplying": {"k=3": {}}},
+   "avg_msg_size=any": {"algorithm=MPIR_Allgather_intra_kring": {"k=2": {}}}},
+  "comm_type=inter": {"algorithm=MPIR_Allgather_inter_local_gather_remote_bcast": {}}},
+ "collective=bcast": {
+  "comm_type=intra": {
+   "avg_msg_size<=1024": {"algorithm=MPIR_Bcast_intra_knomial": {"k=5": {}}},
+   "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_recursive_multiplying": {"k=3": {}}}},
+  "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}},
+ "collective=reduce": {
+  "comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Reduce_intra_knomial": {"k=3": {}}}},
+  "comm_type=inter": {"algorithm=MPIR_Reduce_inter_local_reduce_remote_send": {}}}
+}
+EOF
+out=$(run "$tmp/select.json" GENCOLL_ALLREDUCE_KNOMIAL_KVAL 6) || fail "size_sweep failed under the selection file: $out"
+echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
+
+# expected COLL BYTES -> "algorithm k" (k as the schedule uses it: clamped to p = 5)
+expected() {
+  local coll=$1 b=$2
+  case $coll in
+    allreduce) if [ "$b" -le 64 ]; then echo "recursive_multiplying 4"; elif [ "$b" -le 4096 ]; then echo "knomial 5"; else echo "kring 3"; fi ;;
+    allgather) if [ "$b" -le 256 ]; then echo "permuted_recursive_multiplying 3"; else echo "kring 2"; fi ;;
+    bcast) if [ "$b" -le 1024 ]; then echo "knomial 5"; else echo "recursive_multiplying 3"; fi ;;
+    reduce) echo "knomial 3" ;;
+  esac
+}
+n=0
+while read -r coll bytes alg k; do
+  want=$(expected "$coll" "$bytes")
+  [ "$alg $k" = "$want" ] || fail "$coll of $bytes bytes ran '$alg k=$k', the file names '$want'"
+  printf '  %-9s %7s bytes: %s k=%s\n' "$coll" "$bytes" "$alg" "$k"
+  n=$((n + 1))
+done < <(echo "$out" | sed -n 's/^gencoll: \([a-z]*\) count=[0-9]* bytes=\([0-9]*\) p=5 root=[0-9]* algorithm=\([a-z_]*\) k=\([0-9]*\)$/\1 \2 \3 \4/p')
+# 6 sizes x 4 collectives, plus the program's final 1-element allreduce
+[ $n -eq 25 ] || fail "expected 25 gencoll calls in the debug output, saw $n: $out"
+
+# Leaves naming MPICH's own algorithms, and sizes reaching no leaf, go to the MPI.
+cat > "$tmp/native.json" <<'EOF'
+{"collective=allreduce": {"avg_msg_size<=256": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
+                          "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=3": {}}}},
+ "collective=bcast": {"avg_msg_size<=256": {"algorithm=MPIR_Bcast_intra_knomial": {}}}}
+EOF
+out=$(run "$tmp/native.json") || fail "size_sweep failed under native.json: $out"
+echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
+for line in "allreduce count=64 bytes=256 p=5 root=0 algorithm=native (MPIR_Allreduce_intra_recursive_doubling)" \
+            "allreduce count=512 bytes=2048 p=5 root=0 algorithm=kring k=3" \
+            "bcast count=64 bytes=256 p=5 root=4 algorithm=knomial k=2" \
+            "bcast count=512 bytes=2048 p=5 root=4 algorithm=native (no leaf of the selection file)" \
+            "allgather count=1 bytes=4 p=5 root=0 algorithm=native (no leaf of the selection file)"; do
+  echo "$out" | grep -qxF "gencoll: $line" || fail "no debug line 'gencoll: $line' in: $out"
+done
+
+# A bad file stops the job at MPI_Init, naming the file and the key.
+echo '{"collective=allreduce": {"avg_msg_sise<=64": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' > "$tmp/bad.json"
+out=$(run "$tmp/bad.json") && fail "a bad selection file did not stop the job: $out"
+echo "$out" | grep -qF "GENCOLL_SELECTION_FILE=$tmp/bad.json: key \"avg_msg_sise<=64\": unknown key" ||
+  fail "no message naming the file and the key: $out"
+echo "PASS: the selection file chose the algorithm and k of every call ($n calls), the MPI's own where it names it"
