@@ -94,9 +94,26 @@ for line in "allreduce count=64 bytes=256 p=5 root=0 algorithm=native (MPIR_Allr
   echo "$out" | grep -qxF "gencoll: $line" || fail "no debug line 'gencoll: $line' in: $out"
 done
 
+# The tuner's file for a small synthetic machine (4 ranks): every call runs what
+# the file names (tests/tune/select.py walks it as csel does).
+"$builddir/selection/gencoll-tune" --profile "$srcdir/selection/profiles/small-synthetic.json" --comm-sizes 4 \
+  --max-size 256K --no-plot --out "$tmp" --name tuned >/dev/null || fail "gencoll-tune failed"
+out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 4 \
+  -x LD_PRELOAD="$lib" -x GENCOLL_SELECTION_FILE="$tmp/tuned.json" -x GENCOLL_DEBUG=1 "$bin" </dev/null 2>&1) ||
+  fail "size_sweep failed under the tuned file: $out"
+echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "wrong results under the tuned file: $out"
+t=0
+while read -r coll bytes alg k; do
+  want=$(python3 "$srcdir/tests/tune/select.py" "$tmp/tuned.json" "$coll" 4 "$bytes") || fail "select.py failed"
+  Coll="$(echo "${coll:0:1}" | tr a-z A-Z)${coll:1}"
+  [ "MPIR_${Coll}_intra_$alg $k" = "$want" ] || fail "tuned file: $coll of $bytes bytes ran $alg k=$k; the file names $want"
+  t=$((t + 1))
+done < <(echo "$out" | sed -n 's/^gencoll: \([a-z]*\) count=[0-9]* bytes=\([0-9]*\) p=4 root=[0-9]* algorithm=\([a-z_]*\) k=\([0-9]*\)$/\1 \2 \3 \4/p')
+[ $t -eq 25 ] || fail "tuned file: expected 25 gencoll calls in the debug output, saw $t: $out"
+
 # A bad file stops the job at MPI_Init, naming the file and the key.
 echo '{"collective=allreduce": {"avg_msg_sise<=64": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' > "$tmp/bad.json"
 out=$(run "$tmp/bad.json") && fail "a bad selection file did not stop the job: $out"
 echo "$out" | grep -qF "GENCOLL_SELECTION_FILE=$tmp/bad.json: key \"avg_msg_sise<=64\": unknown key" ||
   fail "no message naming the file and the key: $out"
-echo "PASS: the selection file chose the algorithm and k of every call ($n calls), the MPI's own where it names it"
+echo "PASS: the selection file chose the algorithm and k of every call ($n calls), the MPI's own where it names it; the tuner's file drove all $t calls"
