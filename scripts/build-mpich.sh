@@ -125,6 +125,10 @@ else
   make install > "$work/install.log" 2>&1 || { tail -30 "$work/install.log" >&2; exit 1; }
   touch "$work/.complete"
   log "built in $(( $(date +%s) - start )) s"
+  # Builds that never completed are of no use to anyone.
+  for d in "$cache"/mpich-*/; do
+    [ -f "$d/.complete" ] || [ "${d%/}" = "$work" ] || rm -rf "$d"
+  done
 fi
 
 install_core
