@@ -13,6 +13,8 @@ namespace gencoll::sim {
 
 namespace {
 
+constexpr double kTieTolerance = 0.01;
+
 constexpr Algorithm kBaselines[] = {Algorithm::binomial, Algorithm::recursive_doubling, Algorithm::ring};
 
 bool is_baseline(Algorithm a) { return std::find(std::begin(kBaselines), std::end(kBaselines), a) != std::end(kBaselines); }
@@ -89,6 +91,19 @@ nlohmann::ordered_json size_tree(const Tuned& t) {
   return tree;
 }
 
+std::string microseconds(double seconds) {
+  const double us = seconds * 1e6;
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(us < 10 ? 2 : us < 100 ? 1 : 0) << us;
+  return o.str();
+}
+
+std::string ratio(double x) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(2) << x;
+  return o.str();
+}
+
 }  // namespace
 
 Choice as_module_choice(Algorithm a, int k, int p) {
@@ -130,28 +145,36 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
       for (std::uint64_t b : req.sizes) {
         Pick pk;
         pk.bytes = b;
-        double best = std::numeric_limits<double>::infinity(), ordered = best, base = best;
-        // Ties go to the first candidate in sweep order (deterministic output).
-        for (const SweepRow& r : rows) {
-          if (r.point.coll != c || r.point.bytes != b) continue;
-          const Choice ch = as_module_choice(r.point.alg, r.point.k, p);
-          if (r.time < best) {
-            best = r.time;
-            pk.best = ch;
-            pk.best_label = label(r.point.alg, r.radix);
-          }
-          if (!requires_commutative(c, r.point.alg) && r.time < ordered) {
-            ordered = r.time;
-            pk.ordered = ch;
-          }
-          if (is_baseline(r.point.alg) && r.time < base) {
-            base = r.time;
-            pk.baseline_label = to_string(r.point.alg);
-          }
-        }
-        pk.best_time = best;
-        pk.ordered_time = ordered;
-        pk.baseline_time = base;
+        std::vector<const SweepRow*> cands;
+        for (const SweepRow& r : rows)
+          if (r.point.coll == c && r.point.bytes == b) cands.push_back(&r);
+        // Predictions within kTieTolerance of the fastest are a tie, and a tie
+        // goes to a fixed-radix baseline first, then to the first candidate in
+        // sweep order: differences that small are noise, a generalized algorithm
+        // should be chosen for a real predicted gain, and flipping between
+        // equals fragments the file.
+        std::stable_partition(cands.begin(), cands.end(), [](const SweepRow* r) { return is_baseline(r->point.alg); });
+        const auto pick = [&](auto&& eligible) -> const SweepRow* {
+          double best = std::numeric_limits<double>::infinity();
+          for (const SweepRow* r : cands)
+            if (eligible(*r)) best = std::min(best, r->time);
+          for (const SweepRow* r : cands)
+            if (eligible(*r) && r->time <= best * (1 + kTieTolerance)) return r;
+          return nullptr;
+        };
+        const SweepRow* best = pick([](const SweepRow&) { return true; });
+        const SweepRow* ordered = pick([&](const SweepRow& r) { return !requires_commutative(c, r.point.alg); });
+        const SweepRow* base = pick([](const SweepRow& r) { return is_baseline(r.point.alg); });
+        if (!best || !ordered || !base)
+          throw std::runtime_error(std::string("no candidate for ") + to_string(c) + " at " + std::to_string(b) +
+                                   " bytes");
+        pk.best = as_module_choice(best->point.alg, best->point.k, p);
+        pk.best_time = best->time;
+        pk.best_label = label(best->point.alg, best->radix);
+        pk.ordered = as_module_choice(ordered->point.alg, ordered->point.k, p);
+        pk.ordered_time = ordered->time;
+        pk.baseline_time = base->time;
+        pk.baseline_label = to_string(base->point.alg);
         t.picks.push_back(pk);
       }
       out.tuned.push_back(std::move(t));
@@ -233,10 +256,10 @@ std::string summary_markdown(const std::vector<Tuned>& tuned, const Machine& m) 
         hi = std::max(hi, s);
       }
       md << "| " << t.picks[start].bytes << (start == i ? "" : " – " + std::to_string(t.picks[i].bytes)) << " | "
-         << t.picks[i].best_label << " | " << std::setprecision(3) << t.picks[start].best_time * 1e6;
-      if (start != i) md << " – " << t.picks[i].best_time * 1e6;
-      md << " us | " << std::setprecision(3) << lo;
-      if (hi > lo * 1.0005) md << " – " << hi;
+         << t.picks[i].best_label << " | " << microseconds(t.picks[start].best_time);
+      if (start != i) md << " – " << microseconds(t.picks[i].best_time);
+      md << " us | " << ratio(lo);
+      if (ratio(hi) != ratio(lo)) md << " – " << ratio(hi);
       md << "x |\n";
       start = i + 1;
     }

@@ -127,8 +127,13 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
     cfg.selection_file = std::move(loaded.file);
     cfg.errors.insert(cfg.errors.end(), loaded.errors.begin(), loaded.errors.end());
   }
+  // Variables of gencoll's own build and test scripts share the prefix; they
+  // are inherited by the ranks of test runs and are not the library's concern.
+  static const char* const kToolVariables[] = {"GENCOLL_CACHE", "GENCOLL_CONFIGURE_FLAGS", "GENCOLL_MATRIX_FLAGS",
+                                               "GENCOLL_MPICH_PREFIX", "GENCOLL_SUITE_FILTER"};
   for (const std::string& n : names) {
     if (n.rfind("GENCOLL_", 0) != 0) continue;
+    if (std::find(std::begin(kToolVariables), std::end(kToolVariables), n) != std::end(kToolVariables)) continue;
     bool fixed_radix = false;
     for (Collective c : all_collectives())
       for (Algorithm a : all_algorithms())

@@ -60,6 +60,8 @@ TEST_CASE("bad settings name the variable and the valid values", "[config]") {
              Catch::Contains("GENCOLL_ALLREDUCE_ALGORITHM is not a gencoll variable"));
   CHECK_THAT(one_error(parse({{"GENCOLL_ALLREDUCE_RING_KVAL", "4"}})), Catch::Contains("fixed radix"));
   CHECK_THAT(one_error(parse({{"GENCOLL_WAIT_POLICY", "spin"}})), Catch::Contains("block, yield"));
+  // The build and test scripts' own variables are inherited by test ranks.
+  CHECK(parse({{"GENCOLL_CACHE", "/tmp/c"}, {"GENCOLL_MATRIX_FLAGS", "--quick"}}).errors.empty());
 }
 
 TEST_CASE("fingerprints differ exactly when the selections differ", "[config]") {
