@@ -42,10 +42,8 @@ nlohmann::ordered_json leaf(Collective c, const Choice& ch) {
   return j;
 }
 
-// MPICH's algorithm names for the parts the tuner does not choose: the
-// intercommunicator algorithm of each tuned collective and, for collectives not
-// tuned at all, the algorithm built on the nonblocking one (valid for every
-// communicator kind).
+// MPICH's intercommunicator algorithm of each tuned collective (the tuner
+// chooses for intracommunicators only).
 const char* inter_algorithm(Collective c) {
   switch (c) {
     case Collective::allgather: return "algorithm=MPIR_Allgather_inter_local_gather_remote_bcast";
@@ -54,17 +52,6 @@ const char* inter_algorithm(Collective c) {
     case Collective::reduce: return "algorithm=MPIR_Reduce_inter_local_reduce_remote_send";
   }
   return "";
-}
-
-const char* const kOtherCollectives[] = {
-    "barrier", "gather", "gatherv", "scatter", "scatterv", "allgatherv", "alltoall", "alltoallv", "alltoallw",
-    "reduce_scatter", "reduce_scatter_block", "scan", "exscan", "neighbor_allgather", "neighbor_allgatherv",
-    "neighbor_alltoall", "neighbor_alltoallv", "neighbor_alltoallw"};
-
-std::string nb_container(const std::string& coll) {
-  std::string name = coll;
-  name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
-  return "algorithm=MPIR_" + name + "_allcomm_nb";
 }
 
 // The size runs of one communicator size, merged where the choice repeats.
@@ -213,24 +200,11 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
     }
     sel[key] = coll;
   }
-  // Everything else: the base file's entries, or the nonblocking-based ones.
+  // Everything else from the base file, if any. Without one, the MPICH module
+  // keeps its built-in selection for every collective the file leaves out.
   if (base) {
     for (auto it = base->begin(); it != base->end(); ++it)
       if (!sel.contains(it.key())) sel[it.key()] = it.value();
-  }
-  for (const char* other : kOtherCollectives) {
-    const std::string key = std::string("collective=") + other;
-    if (sel.contains(key)) continue;
-    nlohmann::ordered_json any = nlohmann::ordered_json::object();
-    any[nb_container(other)] = nlohmann::ordered_json::object();
-    sel[key] = any;
-  }
-  for (Collective c : all_collectives()) {
-    const std::string key = std::string("collective=") + to_string(c);
-    if (sel.contains(key)) continue;
-    nlohmann::ordered_json any = nlohmann::ordered_json::object();
-    any[nb_container(to_string(c))] = nlohmann::ordered_json::object();
-    sel[key] = any;
   }
   return sel;
 }

@@ -74,10 +74,10 @@ TuneOutput tune(const Machine& m, const TuneRequest& req,
 // (one per size tuned, the largest as comm_size=any) -> avg_msg_size<=S runs
 // merged where the choice repeats, the last as avg_msg_size=any; where the
 // fastest needs a commutative op, an is_commutative=yes/no split. Every
-// subtree ends in =any. comm_type=inter and every collective not tuned come
-// from `base` (an MPICH selection file) when given, else the MPI's
-// nonblocking-based algorithm (complete, if slow), so MPICH never meets a
-// collective the file does not cover.
+// subtree ends in =any. comm_type=inter comes from `base` (an MPICH selection
+// file) when it has one, else MPICH's intercommunicator algorithm; collectives
+// not tuned come from `base`, else from the reader's built-in selection (the
+// MPICH module merges its own; the interposition library uses the MPI's own).
 nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
                                          const std::optional<nlohmann::ordered_json>& base);
 

@@ -40,7 +40,8 @@ Input
   --elem-bytes E        bytes per element (default 4); reductions cost per element
   --base FILE           an MPICH selection file (e.g. MPICH's generic.json) that
                         supplies the collectives not tuned and comm_type=inter;
-                        without it those use MPICH's nonblocking-based algorithms
+                        without it the MPICH module keeps its built-in selection
+                        for collectives the file leaves out
   --threads N           simulation threads (default: all cores)
 
 Output
