@@ -9,6 +9,7 @@ set -u
 builddir=${builddir:-$(pwd)}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 fail() { echo "FAIL: $*"; exit 1; }
+. "$srcdir/tests/tune/choices.sh"
 if ! command -v mpicc.openmpi >/dev/null || ! command -v mpiexec.openmpi >/dev/null; then
   echo "SKIP: mpicc.openmpi or mpiexec.openmpi not found"
   exit 77
@@ -58,25 +59,7 @@ EOF
 out=$(run "$tmp/select.json" GENCOLL_ALLREDUCE_KNOMIAL_KVAL 6) || fail "size_sweep failed under the selection file: $out"
 echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
 
-# expected COLL BYTES -> "algorithm k" (k as the schedule uses it: clamped to p = 5)
-expected() {
-  local coll=$1 b=$2
-  case $coll in
-    allreduce) if [ "$b" -le 64 ]; then echo "recursive_multiplying 4"; elif [ "$b" -le 4096 ]; then echo "knomial 5"; else echo "kring 3"; fi ;;
-    allgather) if [ "$b" -le 256 ]; then echo "permuted_recursive_multiplying 3"; else echo "kring 2"; fi ;;
-    bcast) if [ "$b" -le 1024 ]; then echo "knomial 5"; else echo "recursive_multiplying 3"; fi ;;
-    reduce) echo "knomial 3" ;;
-  esac
-}
-n=0
-while read -r coll bytes alg k; do
-  want=$(expected "$coll" "$bytes")
-  [ "$alg $k" = "$want" ] || fail "$coll of $bytes bytes ran '$alg k=$k', the file names '$want'"
-  printf '  %-9s %7s bytes: %s k=%s\n' "$coll" "$bytes" "$alg" "$k"
-  n=$((n + 1))
-done < <(echo "$out" | sed -n 's/^gencoll: \([a-z]*\) count=[0-9]* bytes=\([0-9]*\) p=5 root=[0-9]* algorithm=\([a-z_]*\) k=\([0-9]*\)$/\1 \2 \3 \4/p')
-# 6 sizes x 4 collectives, plus the program's final 1-element allreduce
-[ $n -eq 25 ] || fail "expected 25 gencoll calls in the debug output, saw $n: $out"
+check_handwritten "$out"
 
 # Leaves naming MPICH's own algorithms, and sizes reaching no leaf, go to the MPI.
 cat > "$tmp/native.json" <<'EOF'
@@ -102,18 +85,11 @@ out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca
   -x LD_PRELOAD="$lib" -x GENCOLL_SELECTION_FILE="$tmp/tuned.json" -x GENCOLL_DEBUG=1 "$bin" </dev/null 2>&1) ||
   fail "size_sweep failed under the tuned file: $out"
 echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "wrong results under the tuned file: $out"
-t=0
-while read -r coll bytes alg k; do
-  want=$(python3 "$srcdir/tests/tune/select.py" "$tmp/tuned.json" "$coll" 4 "$bytes") || fail "select.py failed"
-  Coll="$(echo "${coll:0:1}" | tr a-z A-Z)${coll:1}"
-  [ "MPIR_${Coll}_intra_$alg $k" = "$want" ] || fail "tuned file: $coll of $bytes bytes ran $alg k=$k; the file names $want"
-  t=$((t + 1))
-done < <(echo "$out" | sed -n 's/^gencoll: \([a-z]*\) count=[0-9]* bytes=\([0-9]*\) p=4 root=[0-9]* algorithm=\([a-z_]*\) k=\([0-9]*\)$/\1 \2 \3 \4/p')
-[ $t -eq 25 ] || fail "tuned file: expected 25 gencoll calls in the debug output, saw $t: $out"
+check_tuned "$tmp/tuned.json" 4 "$out"
 
 # A bad file stops the job at MPI_Init, naming the file and the key.
 echo '{"collective=allreduce": {"avg_msg_sise<=64": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' > "$tmp/bad.json"
 out=$(run "$tmp/bad.json") && fail "a bad selection file did not stop the job: $out"
 echo "$out" | grep -qF "GENCOLL_SELECTION_FILE=$tmp/bad.json: key \"avg_msg_sise<=64\": unknown key" ||
   fail "no message naming the file and the key: $out"
-echo "PASS: the selection file chose the algorithm and k of every call ($n calls), the MPI's own where it names it; the tuner's file drove all $t calls"
+echo "PASS: the selection file chose the algorithm and k of every call (25 calls), the MPI's own where it names it; the tuner's file drove all 25 calls"

@@ -5,6 +5,7 @@
 # without k= gets the radix CVAR's value.
 set -u
 . "$(dirname "$0")/common.sh"
+. "$srcdir/tests/tune/choices.sh"
 bin="$builddir/tests/mpich/size_sweep"
 mkdir -p "$(dirname "$bin")"
 debian_cc "$bin" "$srcdir/tests/mpich/size_sweep.c" || fail "cannot build size_sweep with mpicc.mpich"
@@ -39,23 +40,5 @@ for c in ALLREDUCE ALLGATHER BCAST REDUCE; do genv+=(-genv "MPIR_CVAR_${c}_DEVIC
 out=$(run_module 5 "${genv[@]}" "$bin" 2>&1) || fail "size_sweep failed under the selection file: $out"
 echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
 
-# expected COLL BYTES -> "algorithm k" (k as the schedule uses it: clamped to p = 5)
-expected() {
-  local coll=$1 b=$2
-  case $coll in
-    allreduce) if [ "$b" -le 64 ]; then echo "recursive_multiplying 4"; elif [ "$b" -le 4096 ]; then echo "knomial 5"; else echo "kring 3"; fi ;;
-    allgather) if [ "$b" -le 256 ]; then echo "permuted_recursive_multiplying 3"; else echo "kring 2"; fi ;;
-    bcast) if [ "$b" -le 1024 ]; then echo "knomial 5"; else echo "recursive_multiplying 3"; fi ;;
-    reduce) echo "knomial 3" ;;
-  esac
-}
-n=0
-while read -r coll bytes alg k; do
-  want=$(expected "$coll" "$bytes")
-  [ "$alg $k" = "$want" ] || fail "$coll of $bytes bytes ran '$alg k=$k', the file names '$want'"
-  printf '  %-9s %7s bytes: %s k=%s\n' "$coll" "$bytes" "$alg" "$k"
-  n=$((n + 1))
-done < <(echo "$out" | sed -n 's/^gencoll: \([a-z]*\) count=[0-9]* bytes=\([0-9]*\) p=5 root=[0-9]* algorithm=\([a-z_]*\) k=\([0-9]*\)$/\1 \2 \3 \4/p')
-# 6 sizes x 4 collectives, plus the program's final 1-element allreduce
-[ $n -eq 25 ] || fail "expected 25 gencoll calls in the debug output, saw $n: $out"
-echo "PASS: the selection file chose the algorithm and k of every call ($n calls)"
+check_handwritten "$out"
+echo "PASS: the selection file chose the algorithm and k of every call (25 calls)"
