@@ -1,0 +1,76 @@
+#include "permute_plan.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace gencoll::gpu {
+
+PermutePlan plan_permutation(const std::vector<std::uint32_t>& dest) {
+  PermutePlan plan;
+  plan.units = dest.size();
+  plan.src_of.assign(dest.size(), 0);
+  std::vector<bool> seen(dest.size(), false);
+  for (std::size_t u = 0; u < dest.size(); ++u) {
+    if (dest[u] >= dest.size() || seen[dest[u]]) throw std::invalid_argument("plan_permutation: not a permutation");
+    seen[dest[u]] = true;
+    plan.src_of[dest[u]] = static_cast<std::uint32_t>(u);
+  }
+  std::vector<bool> visited(dest.size(), false);
+  for (std::size_t u = 0; u < dest.size(); ++u) {
+    if (visited[u]) continue;
+    std::size_t len = 0;
+    for (std::size_t at = u; !visited[at]; at = plan.src_of[at], ++len) visited[at] = true;
+    if (len > 1) plan.leaders.push_back(static_cast<std::uint32_t>(u));
+  }
+  return plan;
+}
+
+std::size_t word_bytes(const void* base, std::size_t unit_bytes) {
+  const auto addr = reinterpret_cast<std::uintptr_t>(base);
+  for (std::size_t w : {16u, 8u, 4u, 2u})
+    if (unit_bytes % w == 0 && addr % w == 0) return w;
+  return 1;
+}
+
+namespace {
+
+template <std::size_t W>
+void walk(char* base, std::size_t unit_bytes, const PermutePlan& plan) {
+  struct Word {
+    unsigned char b[W];
+  };
+  const std::size_t words = unit_bytes / W;
+  const auto at = [&](std::size_t unit, std::size_t w) { return base + unit * unit_bytes + w * W; };
+  // One iteration of this double loop is one device thread.
+  for (std::uint32_t leader : plan.leaders)
+    for (std::size_t w = 0; w < words; ++w) {
+      Word carry;
+      std::memcpy(&carry, at(leader, w), W);
+      std::size_t cur = leader;
+      for (;;) {
+        const std::size_t from = plan.src_of[cur];
+        if (from == leader) {
+          std::memcpy(at(cur, w), &carry, W);
+          break;
+        }
+        std::memcpy(at(cur, w), at(from, w), W);
+        cur = from;
+      }
+    }
+}
+
+}  // namespace
+
+void permute_reference(void* base, std::size_t unit_bytes, const PermutePlan& plan) {
+  if (unit_bytes == 0 || plan.leaders.empty()) return;
+  char* b = static_cast<char*>(base);
+  switch (word_bytes(base, unit_bytes)) {
+    case 16: walk<16>(b, unit_bytes, plan); break;
+    case 8: walk<8>(b, unit_bytes, plan); break;
+    case 4: walk<4>(b, unit_bytes, plan); break;
+    case 2: walk<2>(b, unit_bytes, plan); break;
+    default: walk<1>(b, unit_bytes, plan); break;
+  }
+}
+
+}  // namespace gencoll::gpu
