@@ -63,6 +63,19 @@ struct CollParams {
   }
 };
 
+// The parameters of rank 0 of a call with a commutative op; callers set rank,
+// root or commutative where they differ.
+inline CollParams make_params(Collective c, Algorithm a, int p, int k, std::uint64_t count, int root = 0) {
+  CollParams prm;
+  prm.coll = c;
+  prm.alg = a;
+  prm.p = p;
+  prm.k = k;
+  prm.count = count;
+  prm.root = root;
+  return prm;
+}
+
 // True when the algorithm only gives correct results for commutative ops. Such an
 // algorithm combines contributions out of rank order; the runtime selector must
 // not pick it for a non-commutative op.

@@ -243,13 +243,7 @@ int run_one(const Args& a, const Machine& m, int p) {
     if (*coll != Collective::allgather) usage_error("--total is for allgather; use --size");
     bytes = a.total / static_cast<std::uint64_t>(p);
   }
-  CollParams prm;
-  prm.coll = *coll;
-  prm.alg = *alg;
-  prm.p = p;
-  prm.k = a.k;
-  prm.root = a.root;
-  prm.count = std::max<std::uint64_t>(1, bytes / a.elem);
+  CollParams prm = make_params(*coll, *alg, p, a.k, std::max<std::uint64_t>(1, bytes / a.elem), a.root);
   const SimOptions opt = options(a);
 
   if (!a.goal.empty()) {

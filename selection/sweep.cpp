@@ -56,13 +56,7 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
       row.radix = effective_radix(pt.alg, p, pt.k);
       const std::uint64_t count = std::max<std::uint64_t>(1, pt.bytes / opt.elem_bytes);
       try {
-        CollParams prm;
-        prm.coll = pt.coll;
-        prm.alg = pt.alg;
-        prm.p = p;
-        prm.k = pt.k;
-        prm.count = count;
-        const SimResult r = simulate(m, prm, opt);
+        const SimResult r = simulate(m, make_params(pt.coll, pt.alg, p, pt.k, count), opt);
         row.time = r.time;
         row.events = r.events;
         const Bound b = lower_bound(m, pt.coll, p, count, opt);

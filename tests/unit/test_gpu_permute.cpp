@@ -18,13 +18,8 @@ namespace {
 
 // The permutation specs of one rank's permuted allgather schedule.
 std::vector<PermutationSpec> specs(int p, int k, int rank) {
-  CollParams prm;
-  prm.coll = Collective::allgather;
-  prm.alg = Algorithm::permuted_recursive_multiplying;
-  prm.p = p;
-  prm.k = k;
+  CollParams prm = make_params(Collective::allgather, Algorithm::permuted_recursive_multiplying, p, k, 1);
   prm.rank = rank;
-  prm.count = 1;
   return generate(prm).perms;
 }
 

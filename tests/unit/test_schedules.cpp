@@ -23,13 +23,7 @@ using namespace gencoll;
 namespace {
 
 CollParams params(Collective c, Algorithm a, int p, int k, std::uint64_t count, int root = 0) {
-  CollParams prm;
-  prm.coll = c;
-  prm.alg = a;
-  prm.p = p;
-  prm.k = k;
-  prm.count = count;
-  prm.root = root;
+  CollParams prm = make_params(c, a, p, k, count, root);
   // Non-commutative wherever the algorithm allows it, so rank order is checked.
   prm.commutative = requires_commutative(c, a);
   return prm;

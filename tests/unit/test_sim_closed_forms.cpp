@@ -22,13 +22,7 @@ const Loggp kUsual{2.0 * us, 0.4 * us, 0.6 * us, 0.9 * us, 0.05 * ns};
 const Loggp kGapBound{0.3 * us, 0.2 * us, 0.1 * us, 2.5 * us, 0.05 * ns};
 
 double simulate_coll(const Machine& m, Collective c, Algorithm a, int p, int k, std::uint64_t count) {
-  CollParams prm;
-  prm.coll = c;
-  prm.alg = a;
-  prm.p = p;
-  prm.k = k;
-  prm.count = count;
-  return simulate(m, prm, SimOptions{}).time;
+  return simulate(m, make_params(c, a, p, k, count), SimOptions{}).time;
 }
 
 // seed 000 §III: per-round costs.

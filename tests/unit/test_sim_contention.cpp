@@ -14,12 +14,7 @@ namespace {
 Machine delta() { return load_machine(std::string(GENCOLL_SOURCE_DIR) + "/selection/profiles/delta.json"); }
 
 double run(const Machine& m, Collective c, Algorithm a, int p, int k, std::uint64_t count, bool contention) {
-  CollParams prm;
-  prm.coll = c;
-  prm.alg = a;
-  prm.p = p;
-  prm.k = k;
-  prm.count = count;
+  const CollParams prm = make_params(c, a, p, k, count);
   SimOptions opt;
   opt.contention = contention;
   return simulate(m, prm, opt).time;

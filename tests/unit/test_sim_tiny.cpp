@@ -139,12 +139,7 @@ TEST_CASE("unmatched and stuck schedules are reported", "[sim][tiny]") {
 }
 
 TEST_CASE("results are deterministic", "[sim][tiny]") {
-  CollParams prm;
-  prm.coll = Collective::allreduce;
-  prm.alg = Algorithm::kring;
-  prm.p = 24;
-  prm.k = 4;
-  prm.count = 5000;
+  const CollParams prm = make_params(Collective::allreduce, Algorithm::kring, 24, 4, 5000);
   Machine m = flat_machine(kP);
   m.levels.insert(m.levels.begin(), Level{"node", 4, LoggpCurve(Loggp{1 * us, 0.2 * us, 0.2 * us, 0.3 * us, 0.1 * ns}), ""});
   m.node_level = 0;
