@@ -11,6 +11,12 @@
 
 namespace gencoll {
 
+// Message tags on the wire: the schedule's per-peer sequence numbers, kept
+// inside the 15 bits every MPI guarantees (MPI_TAG_UB >= 32767; MPICH also
+// reserves the high tag bits for its error flags). Sequence numbers only need
+// to be unique among the messages in flight between one pair.
+inline int wire_tag(std::uint32_t seq) { return static_cast<int>(seq & 0x7fff); }
+
 class Transport {
  public:
   using Request = std::size_t;  // transport-chosen id, reported back by wait_some

@@ -6,16 +6,15 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <deque>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
 
 #include "../../coll/algorithms.hpp"
 #include "../permute_cycles.hpp"
+#include "../schedule_cache.hpp"
 #include "../transport.hpp"
 
 namespace gencoll {
@@ -38,10 +37,6 @@ int wire_buf(Buf b) {
   }
   return GENCOLL_BUF_TMP;
 }
-
-// Message tags: per-peer sequence numbers, kept inside the 15 bits every MPI
-// guarantees (MPICH reserves the high tag bits for its error flags).
-int wire_tag(std::uint32_t seq) { return static_cast<int>(seq & 0x7fff); }
 
 class CallbackTransport final : public Transport {
  public:
@@ -101,32 +96,9 @@ class CallbackTransport final : public Transport {
   std::vector<std::size_t> ids_;
 };
 
-// Applications repeat the same call shapes and generating a schedule costs more
-// than a small message's transfer, so the last few are kept. MPICH may call in
-// from several threads (MPI_THREAD_MULTIPLE), hence the lock.
-class ScheduleCache {
- public:
-  std::shared_ptr<const Schedule> get(const CollParams& prm) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      for (const auto& [key, sched] : recent_)
-        if (key == prm) return sched;
-    }
-    auto sched = std::make_shared<const Schedule>(generate(prm));
-    std::lock_guard<std::mutex> lock(mu_);
-    recent_.emplace_front(prm, sched);
-    if (recent_.size() > kRecent) recent_.pop_back();
-    return sched;
-  }
-
- private:
-  static constexpr std::size_t kRecent = 32;
-  std::mutex mu_;
-  std::deque<std::pair<CollParams, std::shared_ptr<const Schedule>>> recent_;
-};
-
+// One cache for the process: MPICH gives no per-communicator hook here.
 ScheduleCache& cache() {
-  static ScheduleCache c;
+  static ScheduleCache c(32);
   return c;
 }
 

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -16,6 +15,7 @@
 
 #include "../../coll/algorithms.hpp"
 #include "../config.hpp"
+#include "../schedule_cache.hpp"
 #include "pmpi_transport.hpp"
 
 namespace gencoll {
@@ -77,19 +77,7 @@ NodeLayout node_layout_of(MPI_Comm comm) {
 // caller's communicator and are freed with it.
 struct CommState {
   MPI_Comm dup = MPI_COMM_NULL;
-  // Applications repeat the same call shapes; generating a schedule costs more
-  // than a small message's transfer, so keep the last few.
-  std::deque<std::pair<CollParams, std::shared_ptr<const Schedule>>> recent;
-
-  std::shared_ptr<const Schedule> schedule(const CollParams& prm) {
-    for (const auto& [key, sched] : recent)
-      if (key == prm) return sched;
-    auto sched = std::make_shared<const Schedule>(generate(prm));
-    recent.emplace_front(prm, sched);
-    if (recent.size() > kRecent) recent.pop_back();
-    return sched;
-  }
-  static constexpr std::size_t kRecent = 16;
+  ScheduleCache schedules{16};
 
   // For the selection file's node conditions; measured on first use (every
   // rank asks at the same call), then kept.
@@ -282,7 +270,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
                  prm.p, call.root, to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
   }
   PmpiTransport t(pc, bufs, g_config.wait);
-  execute(*state.schedule(prm), t);
+  execute(*state.schedules.get(prm), t);
   return MPI_SUCCESS;
 }
 

@@ -17,9 +17,6 @@ int as_int(std::uint64_t n) {
   if (n > static_cast<std::uint64_t>(INT_MAX)) throw MpiError(MPI_ERR_COUNT);
   return static_cast<int>(n);
 }
-// Tags stay below the smallest MPI_TAG_UB the standard allows; sequence numbers
-// only need to be unique among messages in flight between one pair.
-int wire_tag(std::uint32_t seq) { return static_cast<int>(seq & 0x7fff); }
 }  // namespace
 
 PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait) : comm_(comm), b_(bufs), wait_(wait) {
