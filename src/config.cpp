@@ -161,6 +161,17 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
   return cfg;
 }
 
+Config parse_config(const std::map<std::string, std::string>& vars) {
+  std::vector<std::string> names;
+  for (const auto& kv : vars) names.push_back(kv.first);
+  return parse_config(
+      [&](const char* n) -> const char* {
+        auto it = vars.find(n);
+        return it == vars.end() ? nullptr : it->second.c_str();
+      },
+      names);
+}
+
 Config config_from_environment() {
   std::vector<std::string> names;
   for (char** e = environ; e && *e; ++e) {

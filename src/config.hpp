@@ -19,6 +19,7 @@
 #include <array>
 #include <functional>
 #include <map>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,6 +62,9 @@ struct Config {
 // `lookup` returns the value of a variable or nullptr; `names` lists every
 // variable set in the environment, so misspelt GENCOLL_* names are reported.
 Config parse_config(const std::function<const char*(const char*)>& lookup, const std::vector<std::string>& names);
+
+// The same from a name -> value map (tests, tools).
+Config parse_config(const std::map<std::string, std::string>& vars);
 
 // Convenience: parse the process environment.
 Config config_from_environment();

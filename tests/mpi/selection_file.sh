@@ -32,31 +32,8 @@ run() {
     "$bin" </dev/null 2>&1
 }
 
-# json_select.sh's file, for the four collectives the library intercepts.
-cat > "$tmp/select.json" <<'EOF'
-{
- "collective=allreduce": {
-  "comm_type=intra": {
-   "avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_recursive_multiplying": {"k=4": {}}},
-   "avg_msg_size<=4096": {"algorithm=MPIR_Allreduce_intra_knomial": {}},
-   "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=3": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast": {}}},
- "collective=allgather": {
-  "comm_type=intra": {
-   "avg_msg_size<=256": {"algorithm=MPIR_Allgather_intra_permuted_recursive_multiplying": {"k=3": {}}},
-   "avg_msg_size=any": {"algorithm=MPIR_Allgather_intra_kring": {"k=2": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Allgather_inter_local_gather_remote_bcast": {}}},
- "collective=bcast": {
-  "comm_type=intra": {
-   "avg_msg_size<=1024": {"algorithm=MPIR_Bcast_intra_knomial": {"k=5": {}}},
-   "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_recursive_multiplying": {"k=3": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}},
- "collective=reduce": {
-  "comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Reduce_intra_knomial": {"k=3": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Reduce_inter_local_reduce_remote_send": {}}}
-}
-EOF
-out=$(run "$tmp/select.json" GENCOLL_ALLREDUCE_KNOMIAL_KVAL 6) || fail "size_sweep failed under the selection file: $out"
+# json_select.sh's file (tests/data/select-handwritten.json).
+out=$(run "$srcdir/tests/data/select-handwritten.json" GENCOLL_ALLREDUCE_KNOMIAL_KVAL 6) || fail "size_sweep failed under the selection file: $out"
 echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
 
 check_handwritten "$out"

@@ -5,9 +5,8 @@
 # per-call debug line appears.
 set -u
 . "$(dirname "$0")/common.sh"
-bin="$builddir/tests/mpich/size_sweep"
-mkdir -p "$(dirname "$bin")"
-debian_cc "$bin" "$srcdir/tests/mpich/size_sweep.c" || fail "cannot build size_sweep with mpicc.mpich"
+debian_program size_sweep
+bin=$program
 ldd "$bin" | grep -q "libmpich.so.12" || fail "size_sweep does not ask for libmpich.so.12"
 LD_LIBRARY_PATH="$prefix/lib" ldd "$bin" | grep -q "libmpich.so.12 => $prefix/lib/" ||
   fail "libmpich.so.12 does not resolve into $prefix/lib"

@@ -3,9 +3,8 @@
 # key, that is wrong (MPICH's conventions: an error stack ending in the reason).
 set -u
 . "$(dirname "$0")/common.sh"
-bin="$builddir/tests/mpich/size_sweep"
-mkdir -p "$(dirname "$bin")"
-debian_cc "$bin" "$srcdir/tests/mpich/size_sweep.c" || fail "cannot build size_sweep with mpicc.mpich"
+debian_program size_sweep
+bin=$program
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 

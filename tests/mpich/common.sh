@@ -9,11 +9,15 @@ if [ -z "$prefix" ] || [ ! -x "$prefix/bin/mpiexec" ]; then
   exit 77
 fi
 mpiexec="$prefix/bin/mpiexec"
+fail() { echo "FAIL: $*"; exit 1; }
 # Test programs are built with Debian's mpicc.mpich: the module's libmpich.so.12
-# must run them unchanged.
-debian_cc() {
-  local out=$1 src=$2
-  [ "$out" -nt "$src" ] || mpicc.mpich -O1 -o "$out" "$src"
+# must run them unchanged. debian_program NAME builds tests/mpich/NAME.c into
+# the build directory (once) and sets $program to its path, or fails the test.
+debian_program() {
+  program="$builddir/tests/mpich/$1"
+  mkdir -p "$(dirname "$program")"
+  [ "$program" -nt "$srcdir/tests/mpich/$1.c" ] || mpicc.mpich -O1 -o "$program" "$srcdir/tests/mpich/$1.c" ||
+    fail "cannot build $1 with mpicc.mpich"
 }
 # Runs NP ranks of the given program on the module's libmpich; extra arguments
 # before the program are mpiexec options (e.g. -genv NAME VALUE).
@@ -21,4 +25,3 @@ run_module() {
   local np=$1; shift
   timeout -k 5 120 "$mpiexec" -n "$np" -genv LD_LIBRARY_PATH "$prefix/lib" "$@" </dev/null
 }
-fail() { echo "FAIL: $*"; exit 1; }

@@ -5,9 +5,8 @@
 set -u
 . "$(dirname "$0")/common.sh"
 . "$srcdir/tests/tune/choices.sh"
-bin="$builddir/tests/mpich/size_sweep"
-mkdir -p "$(dirname "$bin")"
-debian_cc "$bin" "$srcdir/tests/mpich/size_sweep.c" || fail "cannot build size_sweep with mpicc.mpich"
+debian_program size_sweep
+bin=$program
 generic="$prefix/../src/maint/tuning/coll/mpir/generic.json"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -22,8 +21,8 @@ check_tuned "$tmp/tuned.json" 4 "$out"
 
 # A shipped file (no --base: the collectives it does not tune use MPICH's
 # nonblocking-based algorithms) covers the collectives gencoll does not tune.
-others="$builddir/tests/mpich/other_colls"
-debian_cc "$others" "$srcdir/tests/mpich/other_colls.c" || fail "cannot build other_colls with mpicc.mpich"
+debian_program other_colls
+others=$program
 genv=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$srcdir/json-configs/small-synthetic.json")
 for c in ALLREDUCE BARRIER SCAN GATHER; do genv+=(-genv "MPIR_CVAR_${c}_DEVICE_COLLECTIVE" 0); done
 for np in 4 5; do

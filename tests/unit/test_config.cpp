@@ -7,16 +7,7 @@
 using namespace gencoll;
 
 namespace {
-Config parse(const std::map<std::string, std::string>& env) {
-  std::vector<std::string> names;
-  for (const auto& kv : env) names.push_back(kv.first);
-  return parse_config(
-      [&](const char* n) -> const char* {
-        auto it = env.find(n);
-        return it == env.end() ? nullptr : it->second.c_str();
-      },
-      names);
-}
+Config parse(const std::map<std::string, std::string>& env) { return parse_config(env); }
 }  // namespace
 
 TEST_CASE("defaults: the MPI's own algorithms, blocking waits", "[config]") {

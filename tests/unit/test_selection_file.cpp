@@ -78,16 +78,7 @@ bool holds(const std::string& cond, const SelectionCall& c, bool nested = false)
   return *ch.alg == Algorithm::knomial;
 }
 
-Config parse_env(const std::map<std::string, std::string>& env) {
-  std::vector<std::string> names;
-  for (const auto& kv : env) names.push_back(kv.first);
-  return parse_config(
-      [&](const char* n) -> const char* {
-        auto it = env.find(n);
-        return it == env.end() ? nullptr : it->second.c_str();
-      },
-      names);
-}
+Config parse_env(const std::map<std::string, std::string>& env) { return parse_config(env); }
 
 bool any_contains(const std::vector<std::string>& v, const std::string& a, const std::string& b = "",
                   const std::string& c = "") {
@@ -373,38 +364,13 @@ TEST_CASE("bad selection files are reported with the file and the key", "[select
 }
 
 TEST_CASE("the file of tests/mpich/json_select.sh makes the choices that test expects", "[selection]") {
-  // json_select.sh: MPICH's generic.json with the four gencoll collectives
-  // replaced (an allreduce step without k= takes the KVAL variable, 6); 5 ranks,
-  // MPI_INT, counts 1, 8, ..., 32768. Some of generic.json's other
-  // collectives stay, to be skipped over.
-  const TempFile file(R"({
- "collective=barrier": {"comm_type=intra": {"comm_hierarchy=parent": {"algorithm=MPIR_Barrier_intra_smp": {}},
-                                            "comm_hierarchy=any": {"algorithm=MPIR_Barrier_intra_dissemination": {}}},
-                        "comm_type=inter": {"algorithm=MPIR_Barrier_inter_bcast": {}}},
- "collective=bcast": {
-  "comm_type=intra": {
-   "avg_msg_size<=1024": {"algorithm=MPIR_Bcast_intra_knomial": {"k=5": {}}},
-   "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_recursive_multiplying": {"k=3": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}},
- "collective=allreduce": {
-  "comm_type=intra": {
-   "avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_recursive_multiplying": {"k=4": {}}},
-   "avg_msg_size<=4096": {"algorithm=MPIR_Allreduce_intra_knomial": {}},
-   "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=3": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast": {}}},
- "collective=allgather": {
-  "comm_type=intra": {
-   "avg_msg_size<=256": {"algorithm=MPIR_Allgather_intra_permuted_recursive_multiplying": {"k=3": {}}},
-   "avg_msg_size=any": {"algorithm=MPIR_Allgather_intra_kring": {"k=2": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Allgather_inter_local_gather_remote_bcast": {}}},
- "collective=allgatherv": {"comm_type=intra": {"total_msg_size<81920": {"algorithm=MPIR_Allgatherv_intra_brucks": {}},
-                                               "total_msg_size=any": {"algorithm=MPIR_Allgatherv_intra_ring": {}}},
-                           "comm_type=inter": {"algorithm=MPIR_Allgatherv_inter_remote_gather_local_bcast": {}}},
- "collective=reduce": {
-  "comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Reduce_intra_knomial": {"k=3": {}}}},
-  "comm_type=inter": {"algorithm=MPIR_Reduce_inter_local_reduce_remote_send": {}}}
-})");
-  const Config cfg = parse_env({{"GENCOLL_SELECTION_FILE", file.path}, {"GENCOLL_ALLREDUCE_KNOMIAL_KVAL", "6"}});
+  // tests/data/select-handwritten.json, shared with json_select.sh (MPICH
+  // module) and tests/mpi/selection_file.sh (this library): an allreduce step
+  // without k= takes the KVAL variable, 6; 5 ranks, MPI_INT, counts 1, 8, ...,
+  // 32768. Two collectives gencoll does not serve stand between, to be
+  // skipped over.
+  const std::string file = std::string(GENCOLL_SOURCE_DIR) + "/tests/data/select-handwritten.json";
+  const Config cfg = parse_env({{"GENCOLL_SELECTION_FILE", file}, {"GENCOLL_ALLREDUCE_KNOMIAL_KVAL", "6"}});
   REQUIRE(cfg.errors.empty());
   const int p = 5;
   // json_select.sh's expected(): algorithm and k as the schedule uses it (clamped to p).
