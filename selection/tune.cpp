@@ -157,6 +157,7 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
                                    " bytes");
         pk.best = as_module_choice(best->point.alg, best->point.k, p);
         pk.best_time = best->time;
+        pk.best_alg = best->point.alg;
         pk.best_label = label(best->point.alg, best->radix);
         pk.ordered = as_module_choice(ordered->point.alg, ordered->point.k, p);
         pk.ordered_time = ordered->time;
@@ -248,9 +249,7 @@ std::string plot_data(const std::vector<const Tuned*>& curves) {
   for (std::size_t ci = 0; ci < curves.size(); ++ci) {
     d << "# p=" << curves[ci]->p << "\n# bytes speedup algorithm_index\n";
     for (const Pick& pk : curves[ci]->picks) {
-      const auto winner = std::find_if(algs.begin(), algs.end(), [&](Algorithm a) {
-        return pk.best_label == to_string(a) || pk.best_label.rfind(std::string(to_string(a)) + " k=", 0) == 0;
-      });
+      const auto winner = std::find(algs.begin(), algs.end(), pk.best_alg);
       d << pk.bytes << ' ' << std::setprecision(6) << pk.baseline_time / pk.best_time << ' '
         << (winner - algs.begin()) << '\n';
     }

@@ -36,6 +36,7 @@ struct Pick {
   std::uint64_t bytes = 0;   // avg_msg_size as MPICH's csel computes it
   Choice best;               // fastest of all
   double best_time = 0;      // s
+  Algorithm best_alg = Algorithm::knomial;  // as simulated (a baseline stays a baseline)
   std::string best_label;    // e.g. "kring k=4" or "ring"
   // Fastest that keeps rank order (for non-commutative ops); equals `best`
   // unless the fastest needs a commutative op. Allreduce and reduce only.
