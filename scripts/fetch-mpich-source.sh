@@ -33,7 +33,7 @@ derive_deb_src() {
   done
 }
 
-if ! apt-cache showsrc mpich >/dev/null 2>&1 || [ -z "$(apt-cache showsrc mpich 2>/dev/null)" ]; then
+if [ -z "$(apt-cache showsrc mpich 2>/dev/null)" ]; then
   entries=$(derive_deb_src)
   [ -n "$entries" ] || { echo "fetch-mpich-source: no apt source for '$codename' to derive deb-src entries from" >&2; exit 1; }
   # Stanzas and one-line entries go to separate files, as apt requires.
