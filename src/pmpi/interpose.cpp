@@ -293,6 +293,39 @@ using namespace gencoll;
 
 extern "C" {
 
+// For tools that compare algorithms within one run (gencoll-bench looks it up
+// with dlsym): pins the algorithm of one collective as
+// GENCOLL_<COLL>_INTRA_ALGORITHM would ("native" gives the call back to the
+// MPI, "auto" hands it to the selection file again). Every rank of every
+// communicator the collective is called on must make the same call first, or
+// the ranks run different schedules. Returns 0, or -1 with a message on
+// stderr naming what is wrong.
+__attribute__((visibility("default"))) int gencoll_pmpi_select(const char* collective, const char* algorithm, int k) {
+  const std::optional<Collective> c = collective ? parse_collective(collective) : std::nullopt;
+  if (!c) {
+    std::fprintf(stderr, "gencoll_pmpi_select: collective \"%s\": expected allgather, allreduce, bcast or reduce\n",
+                 collective ? collective : "(null)");
+    return -1;
+  }
+  Selection& sel = g_config.coll[static_cast<int>(*c)];
+  const std::string a = algorithm ? algorithm : "";
+  if (a == "native" || a == "auto") {
+    sel = Selection{std::nullopt, 2, a == "native"};
+    return 0;
+  }
+  const std::optional<Algorithm> alg = parse_algorithm(a);
+  if (!alg || !supports(*c, *alg)) {
+    std::fprintf(stderr, "gencoll_pmpi_select: %s has no algorithm \"%s\"\n", collective, a.c_str());
+    return -1;
+  }
+  if (has_radix(*alg) && k < 2) {
+    std::fprintf(stderr, "gencoll_pmpi_select: %s %s: the radix k must be >= 2, not %d\n", collective, a.c_str(), k);
+    return -1;
+  }
+  sel = Selection{alg, has_radix(*alg) ? k : 2, true};
+  return 0;
+}
+
 int MPI_Init(int* argc, char*** argv) {
   const int rc = PMPI_Init(argc, argv);
   if (rc == MPI_SUCCESS) load_config();

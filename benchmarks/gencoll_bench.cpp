@@ -1,0 +1,422 @@
+// gencoll-bench: OSU-style latency of MPI_Allgather, MPI_Allreduce, MPI_Bcast
+// and MPI_Reduce, for the MPI's own algorithms and gencoll's, in one run.
+//
+// Each iteration is barrier-separated; an iteration's time is the slowest
+// rank's; the reported latency is the median over the timed iterations (the
+// warm-up ones are not timed). Sizes run in the outer loop and configurations
+// in the inner one, so slow drifts of the machine affect every configuration
+// alike. See --help.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <numeric>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench_buffers.hpp"
+#include "bench_switch.hpp"
+
+namespace gencoll::bench {
+namespace {
+
+const char* kUsage = R"(usage: gencoll-bench [options]
+
+OSU-style collective latency (flags and columns as the OSU micro-benchmarks),
+sweeping algorithms and radices in one run.
+
+  --coll LIST     collectives, comma-separated: allreduce (default), allgather,
+                  bcast, reduce, or all
+  -m [MIN:]MAX    message sizes in bytes, powers of two from MIN to MAX
+                  (default 4:1048576); allgather: one rank's block
+  -i N            timed iterations per size and configuration (default 100)
+  -x N            warm-up iterations, not timed (default 10)
+  -f              full statistics: min and max latency and iterations
+  -c              validate: check one call's result per size and configuration
+  -d host|cuda    buffers in host memory (default) or CUDA device memory
+                  (libcudart is loaded at run time; one device per node-local rank)
+  --sweep LIST    configurations, comma-separated (default: native):
+                    native            the MPI's own choice, untouched
+                    mpich:NAME        MPICH 4.0.2's algorithm NAME (its
+                                      MPIR_CVAR_<COLL>_INTRA_ALGORITHM values)
+                    ALG[:K]           gencoll's algorithm ALG with radix K:
+                                      knomial, recursive_multiplying,
+                                      permuted_recursive_multiplying, kring,
+                                      and the baselines binomial,
+                                      recursive_doubling, ring
+                    gencoll           every gencoll algorithm x the radix
+                                      candidates gencoll-tune simulates
+                    mpich             every MPICH algorithm
+                    all               native, mpich and gencoll
+  --csv FILE      write every measurement to FILE (rank 0)
+  --label TEXT    value of the CSV's label column (default: empty)
+  -h, --help      this text
+
+gencoll's algorithms are reached through the interposition library when it is
+preloaded (LD_PRELOAD=libgencoll-pmpi.so) and through the MPICH module's
+control variables otherwise; MPICH's through MPI_T. Reductions use MPI_FLOAT
+and MPI_SUM, the others MPI_CHAR; roots are rank 0.
+
+The latency column is the median over the timed iterations of the slowest
+rank's time; min and max (-f) are over the same per-iteration times.
+)";
+
+struct Options {
+  std::vector<Collective> colls{Collective::allreduce};
+  std::size_t min_bytes = 4, max_bytes = 1 << 20;
+  int iters = 100, warmup = 10;
+  bool full = false, validate = false, cuda = false;
+  std::string sweep = "native", csv, label;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+std::size_t parse_size(const std::string& flag, const std::string& s) {
+  std::size_t pos = 0;
+  unsigned long long v = 0;
+  try {
+    v = std::stoull(s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
+  }
+  if (pos == 0 || pos != s.size()) throw UsageError(flag + " " + s + ": expected a number of bytes");
+  return static_cast<std::size_t>(v);
+}
+
+int parse_int(const std::string& flag, const std::string& s, int min) {
+  const std::size_t v = parse_size(flag, s);
+  if (v < static_cast<std::size_t>(min) || v > 100000000)
+    throw UsageError(flag + " " + s + ": expected an integer >= " + std::to_string(min));
+  return static_cast<int>(v);
+}
+
+Options parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "-h" || a == "--help") throw UsageError("");
+    if (a == "--coll") {
+      o.colls.clear();
+      std::stringstream ss(value());
+      for (std::string item; std::getline(ss, item, ',');) {
+        if (item == "all") {
+          o.colls = all_collectives();
+        } else if (const std::optional<Collective> c = parse_collective(item)) {
+          o.colls.push_back(*c);
+        } else {
+          throw UsageError("--coll " + item + ": expected allreduce, allgather, bcast, reduce or all");
+        }
+      }
+      if (o.colls.empty()) throw UsageError("--coll: empty list");
+    } else if (a == "-m") {
+      const std::string v = value();
+      const std::size_t colon = v.find(':');
+      if (colon == std::string::npos) {
+        o.max_bytes = parse_size("-m", v);
+      } else {
+        o.min_bytes = parse_size("-m", v.substr(0, colon));
+        o.max_bytes = parse_size("-m", v.substr(colon + 1));
+      }
+      if (o.min_bytes < 1 || o.max_bytes < o.min_bytes)
+        throw UsageError("-m " + v + ": expected MIN:MAX with 1 <= MIN <= MAX");
+    } else if (a == "-i") {
+      o.iters = parse_int("-i", value(), 1);
+    } else if (a == "-x") {
+      o.warmup = parse_int("-x", value(), 0);
+    } else if (a == "-f") {
+      o.full = true;
+    } else if (a == "-c") {
+      o.validate = true;
+    } else if (a == "-d") {
+      const std::string v = value();
+      if (v != "host" && v != "cuda") throw UsageError("-d " + v + ": expected host or cuda");
+      o.cuda = v == "cuda";
+    } else if (a == "--sweep") {
+      o.sweep = value();
+    } else if (a == "--csv") {
+      o.csv = value();
+    } else if (a == "--label") {
+      o.label = value();
+    } else {
+      throw UsageError("unknown option " + a + " (see --help)");
+    }
+  }
+  return o;
+}
+
+// Sizes for one collective: reductions run whole floats.
+std::vector<std::size_t> sizes_for(Collective c, const Options& o) {
+  std::vector<std::size_t> out;
+  const std::size_t unit = (c == Collective::allreduce || c == Collective::reduce) ? sizeof(float) : 1;
+  for (std::size_t s = 1; s <= o.max_bytes; s *= 2)
+    if (s >= o.min_bytes && s >= unit) out.push_back(s);
+  return out;
+}
+
+struct Stats {
+  double median = 0, min = 0, max = 0, mean = 0;
+};
+
+Stats stats(std::vector<double> t) {
+  std::sort(t.begin(), t.end());
+  Stats s;
+  const std::size_t n = t.size();
+  s.median = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+  s.min = t.front();
+  s.max = t.back();
+  s.mean = std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(n);
+  return s;
+}
+
+class Runner {
+ public:
+  Runner(const Options& o, int rank, int p, std::shared_ptr<CudaRuntime> cuda)
+      : o_(o), rank_(rank), p_(p),
+        send_(o.max_bytes, cuda),
+        recv_(o.max_bytes * static_cast<std::size_t>(p), cuda) {}
+
+  void call(Collective c, std::size_t bytes) {
+    const int n = static_cast<int>(c == Collective::allreduce || c == Collective::reduce ? bytes / sizeof(float)
+                                                                                         : bytes);
+    switch (c) {
+      case Collective::allgather:
+        MPI_Allgather(send_.data(), n, MPI_CHAR, recv_.data(), n, MPI_CHAR, MPI_COMM_WORLD);
+        break;
+      case Collective::allreduce:
+        MPI_Allreduce(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
+      case Collective::bcast: MPI_Bcast(send_.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD); break;
+      case Collective::reduce:
+        MPI_Reduce(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+        break;
+    }
+  }
+
+  // One call on known data; returns the number of wrong bytes/elements on this rank.
+  long check(Collective c, std::size_t bytes) {
+    const std::size_t n = c == Collective::allreduce || c == Collective::reduce ? bytes / sizeof(float) : bytes;
+    long wrong = 0;
+    if (c == Collective::allreduce || c == Collective::reduce) {
+      std::vector<float> v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>((rank_ * 7 + i) % 13);
+      send_.fill(as_bytes(v));
+      recv_.fill(std::vector<unsigned char>(bytes, 0xff));
+      call(c, bytes);
+      if (c == Collective::reduce && rank_ != 0) return 0;
+      const std::vector<unsigned char> got = recv_.read(bytes);
+      for (std::size_t i = 0; i < n; ++i) {
+        float expect = 0;
+        for (int r = 0; r < p_; ++r) expect += static_cast<float>((static_cast<std::size_t>(r) * 7 + i) % 13);
+        float x;
+        std::memcpy(&x, got.data() + i * sizeof(float), sizeof(float));
+        wrong += x != expect;
+      }
+    } else if (c == Collective::allgather) {
+      std::vector<unsigned char> v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>(rank_ * 31 + i);
+      send_.fill(v);
+      recv_.fill(std::vector<unsigned char>(n * static_cast<std::size_t>(p_), 0));
+      call(c, bytes);
+      const std::vector<unsigned char> got = recv_.read(n * static_cast<std::size_t>(p_));
+      for (int r = 0; r < p_; ++r)
+        for (std::size_t i = 0; i < n; ++i)
+          wrong += got[static_cast<std::size_t>(r) * n + i] != static_cast<unsigned char>(r * 31 + i);
+    } else {
+      std::vector<unsigned char> v(n, 0);
+      if (rank_ == 0)
+        for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<unsigned char>(i * 7 + 3);
+      send_.fill(v);
+      call(c, bytes);
+      const std::vector<unsigned char> got = send_.read(n);
+      for (std::size_t i = 0; i < n; ++i) wrong += got[i] != static_cast<unsigned char>(i * 7 + 3);
+    }
+    return wrong;
+  }
+
+  // Per-iteration times of the slowest rank (rank 0 only; others get empty).
+  std::vector<double> time(Collective c, std::size_t bytes) {
+    std::vector<double> mine(static_cast<std::size_t>(o_.iters));
+    for (int it = -o_.warmup; it < o_.iters; ++it) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      call(c, bytes);
+      const double dt = MPI_Wtime() - t0;
+      if (it >= 0) mine[static_cast<std::size_t>(it)] = dt;
+    }
+    // Gather is never switched by any configuration, so it measures nothing
+    // but carries the times.
+    std::vector<double> all(rank_ == 0 ? mine.size() * static_cast<std::size_t>(p_) : 0);
+    MPI_Gather(mine.data(), o_.iters, MPI_DOUBLE, all.data(), o_.iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    if (rank_ != 0) return {};
+    std::vector<double> slowest(mine.size(), 0.0);
+    for (int r = 0; r < p_; ++r)
+      for (std::size_t i = 0; i < mine.size(); ++i)
+        slowest[i] = std::max(slowest[i], all[static_cast<std::size_t>(r) * mine.size() + i]);
+    return slowest;
+  }
+
+ private:
+  template <typename T>
+  static std::vector<unsigned char> as_bytes(const std::vector<T>& v) {
+    std::vector<unsigned char> b(v.size() * sizeof(T));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  }
+  const Options& o_;
+  int rank_, p_;
+  Buffer send_, recv_;
+};
+
+std::string mpi_name() {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  MPI_Get_library_version(version, &len);
+  std::string v(version, static_cast<std::size_t>(len));
+  v = v.substr(0, v.find_first_of("\n,"));
+  for (char& ch : v)
+    if (ch == '\t') ch = ' ';
+  return v;
+}
+
+std::string coll_title(Collective c) {
+  std::string s = to_string(c);
+  s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
+  return "MPI_" + s;
+}
+
+int run(int argc, char** argv) {
+  int rank = 0, p = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  Options o;
+  try {
+    o = parse_options(argc, argv);
+  } catch (const UsageError& e) {
+    if (rank == 0) {
+      if (*e.what()) std::fprintf(stderr, "gencoll-bench: %s\n", e.what());
+      std::fputs(kUsage, *e.what() ? stderr : stdout);
+    }
+    return *e.what() ? 2 : 0;
+  }
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node);
+  int local = 0, per_node = 0, leaders = 0;
+  MPI_Comm_rank(node, &local);
+  MPI_Comm_size(node, &per_node);
+  const int leader = local == 0;
+  MPI_Allreduce(&leader, &leaders, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Comm_free(&node);
+
+  Switch sw;
+  std::map<Collective, std::vector<BenchConfig>> configs;
+  try {
+    for (Collective c : o.colls) {
+      configs[c] = expand_sweep(c, o.sweep, p, per_node, sw.is_mpich(), o.colls.size() > 1);
+      for (const BenchConfig& cfg : configs[c])
+        if (const std::string why = sw.unavailable(c, cfg); !why.empty())
+          throw std::invalid_argument(cfg.name() + " for " + to_string(c) + ": " + why);
+      if (configs[c].empty()) throw std::invalid_argument("no configuration for " + std::string(to_string(c)));
+    }
+  } catch (const std::invalid_argument& e) {
+    // Every rank reaches the same verdict: one message is enough.
+    if (rank == 0) std::fprintf(stderr, "gencoll-bench: --sweep %s: %s\n", o.sweep.c_str(), e.what());
+    return 2;
+  }
+  std::shared_ptr<CudaRuntime> cuda;
+  if (o.cuda) cuda = load_cuda(local);
+  Runner runner(o, rank, p, cuda);
+
+  std::ofstream csv;
+  if (rank == 0 && !o.csv.empty()) {
+    csv.open(o.csv);
+    if (!csv) throw std::runtime_error("--csv " + o.csv + ": cannot write");
+    csv << "label,mpi,ranks,nodes,buffers,collective,config,bytes,iterations,median_us,min_us,max_us,mean_us\n";
+  }
+  if (rank == 0)
+    std::printf("# gencoll-bench: %s, %d ranks on %d node(s), %s buffers, gencoll via %s\n", mpi_name().c_str(), p,
+                leaders, o.cuda ? "cuda" : "host", sw.gencoll_route().c_str());
+
+  for (Collective c : o.colls) {
+    const std::vector<BenchConfig>& cfgs = configs[c];
+    const bool table = cfgs.size() > 1;
+    if (rank == 0) {
+      std::printf("# %s latency test (median of %d iterations, %d warm-up)\n", coll_title(c).c_str(), o.iters,
+                  o.warmup);
+      if (table) {
+        std::printf("# Size ");
+        for (const BenchConfig& cfg : cfgs) std::printf(" %s", cfg.name().c_str());
+        std::printf("   (latency in us)\n");
+      } else {
+        std::printf("%-10s %18s", "# Size", "Avg Latency(us)");
+        if (o.full) std::printf(" %18s %18s %12s", "Min Latency(us)", "Max Latency(us)", "Iterations");
+        std::printf("\n");
+      }
+      std::fflush(stdout);
+    }
+    for (std::size_t bytes : sizes_for(c, o)) {
+      std::ostringstream row;
+      row << std::left << std::setw(10) << bytes << std::right;
+      for (const BenchConfig& cfg : cfgs) {
+        sw.apply(c, cfg);
+        if (o.validate) {
+          long wrong = runner.check(c, bytes), total = 0;
+          MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+          if (total != 0)
+            throw std::runtime_error("validation failed: " + std::string(to_string(c)) + " " + cfg.name() + " at " +
+                                     std::to_string(bytes) + " bytes: " + std::to_string(total) + " wrong values");
+        }
+        const std::vector<double> t = runner.time(c, bytes);
+        if (rank != 0) continue;
+        const Stats s = stats(t);
+        row << std::fixed << std::setprecision(2) << ' ' << std::setw(table ? std::max<int>(8, int(cfg.name().size())) : 18)
+            << s.median * 1e6;
+        if (o.full && !table)
+          row << ' ' << std::setw(18) << s.min * 1e6 << ' ' << std::setw(18) << s.max * 1e6 << ' ' << std::setw(12)
+              << o.iters;
+        if (csv.is_open())
+          csv << o.label << ',' << '"' << mpi_name() << '"' << ',' << p << ',' << leaders << ','
+              << (o.cuda ? "cuda" : "host") << ',' << to_string(c) << ',' << cfg.name() << ',' << bytes << ','
+              << o.iters << ',' << std::setprecision(3) << s.median * 1e6 << ',' << s.min * 1e6 << ','
+              << s.max * 1e6 << ',' << s.mean * 1e6 << '\n';
+      }
+      if (rank == 0) {
+        std::printf("%s\n", row.str().c_str());
+        std::fflush(stdout);
+      }
+    }
+  }
+  // Leave every collective as the MPI had it.
+  for (Collective c : o.colls) sw.apply(c, BenchConfig{});
+  return 0;
+}
+
+}  // namespace
+}  // namespace gencoll::bench
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  try {
+    rc = gencoll::bench::run(argc, argv);
+  } catch (const std::exception& e) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::fprintf(stderr, "gencoll-bench (rank %d): %s\n", rank, e.what());
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return rc;
+}
