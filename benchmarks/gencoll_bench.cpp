@@ -372,8 +372,14 @@ int run(int argc, char** argv) {
       for (const BenchConfig& cfg : cfgs) {
         sw.apply(c, cfg);
         if (o.validate) {
-          long wrong = runner.check(c, bytes), total = 0;
-          MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+          // Counted with MPI_Gather, which no configuration switches: rank 0's
+          // sum is exact even when the collective under test is broken, and
+          // rank 0 stops the run whatever the broadcast tells the others.
+          long wrong = runner.check(c, bytes);
+          std::vector<long> all(rank == 0 ? static_cast<std::size_t>(p) : 0);
+          MPI_Gather(&wrong, 1, MPI_LONG, all.data(), 1, MPI_LONG, 0, MPI_COMM_WORLD);
+          long total = std::accumulate(all.begin(), all.end(), 0L);
+          PMPI_Bcast(&total, 1, MPI_LONG, 0, MPI_COMM_WORLD);
           if (total != 0)
             throw std::runtime_error("validation failed: " + std::string(to_string(c)) + " " + cfg.name() + " at " +
                                      std::to_string(bytes) + " bytes: " + std::to_string(total) + " wrong values");

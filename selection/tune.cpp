@@ -210,6 +210,17 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
   return sel;
 }
 
+std::string picks_csv(const std::vector<Tuned>& tuned) {
+  std::ostringstream out;
+  out << "collective,p,bytes,algorithm,k,predicted_us,ordered_algorithm,ordered_k,ordered_us,baseline_us\n";
+  for (const Tuned& t : tuned)
+    for (const Pick& pk : t.picks)
+      out << to_string(t.coll) << ',' << t.p << ',' << pk.bytes << ',' << to_string(pk.best.alg) << ',' << pk.best.k
+          << ',' << pk.best_time * 1e6 << ',' << to_string(pk.ordered.alg) << ',' << pk.ordered.k << ','
+          << pk.ordered_time * 1e6 << ',' << pk.baseline_time * 1e6 << '\n';
+  return out.str();
+}
+
 std::string summary_markdown(const std::vector<Tuned>& tuned, const Machine& m) {
   std::ostringstream md;
   md << "# gencoll-tune: " << m.name << "\n\n";

@@ -84,6 +84,12 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
 
 // A short markdown summary: per collective and communicator size, the chosen
 // algorithm per size range and the predicted speedup over the best baseline.
+// One row per (collective, communicator size, message size): the choice as
+// the selection file states it (algorithm and k as the module runs them), its
+// predicted time, and the same for non-commutative ops. What a benchmark
+// needs to score the selection against measurements.
+std::string picks_csv(const std::vector<Tuned>& tuned);
+
 std::string summary_markdown(const std::vector<Tuned>& tuned, const Machine& m);
 
 // Plot data and a gnuplot script for one collective: predicted speedup over the

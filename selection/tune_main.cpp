@@ -50,6 +50,7 @@ Output
                         NAME.json   the selection file
                         NAME.csv    every simulated point (as gencoll-sim --sweep, plus p)
                         NAME.md     per collective and size range: choice and speedup
+                        NAME-picks.csv  the choice and its predicted time per size
                         NAME-COLL.png  predicted speedup over the best fixed-radix
                                     baseline by size, coloured by the winner (needs
                                     gnuplot; NAME-COLL.gp and .dat are kept)
@@ -227,12 +228,13 @@ int main(int argc, char** argv) {
   for (const auto& [p, row] : out.rows) write_csv_row(csv, row, p);
   ok = ok && write_file(stem + ".csv", csv.str());
   ok = ok && write_file(stem + ".md", summary_markdown(out.tuned, m));
+  ok = ok && write_file(stem + "-picks.csv", picks_csv(out.tuned));
   if (!ok) {
     std::cerr << "gencoll-tune: cannot write into '" << out_dir << "'\n";
     return 1;
   }
   std::cout << "gencoll-tune: " << out.rows.size() << " points simulated in " << secs << " s\n"
-            << "  " << stem << ".json\n  " << stem << ".csv\n  " << stem << ".md\n";
+            << "  " << stem << ".json\n  " << stem << ".csv\n  " << stem << ".md\n  " << stem << "-picks.csv\n";
   if (plot) {
     const bool have_gnuplot = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
     for (Collective c : req.colls) {

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+"""Scores the main job's measurements (gencoll-bench CSVs) against the tuner's
+predictions and prints the report: per collective and size, MPICH's default,
+the tuned selection file, the best measured configuration and the simulator's
+choice; selection quality as seed 000 section V-E defines it (measured time of
+the simulator-chosen configuration over the best measured one, among the
+configurations the simulator chooses from), the rank correlation of predicted
+and measured times, and the cost of generalization as seed 001 section VI-C-1
+defines it (gencoll at the fixed radix against MPICH's own fixed-radix
+algorithm, measured in the same run). Python standard library only.
+
+usage: analyze.py --sweep SWEEP.csv --tuned TUNED.csv --picks PICKS.csv
+                  --predicted SIM.csv --out DIR [--title TEXT]
+  SWEEP.csv      gencoll-bench --sweep all (native, mpich:*, gencoll ALG:K)
+  TUNED.csv      gencoll-bench --sweep native under the tuned selection file
+  PICKS.csv      gencoll-tune's NAME-picks.csv
+  SIM.csv        gencoll-tune's NAME.csv (every simulated point)
+Writes DIR/report.md, DIR/speedup.dat, DIR/speedup.gp and, with gnuplot,
+DIR/speedup.png; prints the report.
+"""
+import argparse
+import csv
+import math
+import os
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+COLLS = ["allgather", "allreduce", "bcast", "reduce"]
+# Seed 001 VI-C-1: each generalized algorithm at its default radix against the
+# fixed-radix MPICH algorithm it generalizes, logically the same schedule.
+# "p" stands for the communicator size (k-ring with one group is the ring).
+GENERALIZATION_PAIRS = {
+    "allgather": [("recursive_multiplying:2", "mpich:recursive_doubling"), ("kring:p", "mpich:ring")],
+    "allreduce": [("recursive_multiplying:2", "mpich:recursive_doubling")],
+    "bcast": [("knomial:2", "mpich:binomial")],
+    "reduce": [("knomial:2", "mpich:binomial")],
+}
+BASELINE_AS_MODULE = {"binomial": ("knomial", 2), "recursive_doubling": ("recursive_multiplying", 2)}
+
+
+def die(msg):
+    sys.exit("analyze.py: " + msg)
+
+
+def read_csv(path, need):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+    if not rows:
+        die("%s: no rows" % path)
+    missing = [c for c in need if c not in rows[0]]
+    if missing:
+        die("%s: missing column(s) %s" % (path, ", ".join(missing)))
+    return rows
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def ranks(xs):
+    """Average ranks (ties share the mean rank), as Spearman's rho needs."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    r = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for t in range(i, j + 1):
+            r[order[t]] = (i + j) / 2.0 + 1
+        i = j + 1
+    return r
+
+
+def spearman(a, b):
+    if len(a) < 3:
+        return None
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = sum(ra) / len(ra), sum(rb) / len(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = math.sqrt(sum((x - ma) ** 2 for x in ra))
+    vb = math.sqrt(sum((y - mb) ** 2 for y in rb))
+    return cov / (va * vb) if va > 0 and vb > 0 else None
+
+
+def module_name(alg, k, p):
+    """The bench configuration a simulated (algorithm, effective radix) runs as."""
+    if alg in BASELINE_AS_MODULE:
+        alg, k = BASELINE_AS_MODULE[alg]
+    elif alg == "ring":
+        alg, k = "kring", max(2, p)
+    return "%s:%d" % (alg, max(2, int(k)))
+
+
+def main():
+    ap = argparse.ArgumentParser(add_help=True)
+    for name in ("--sweep", "--tuned", "--picks", "--predicted", "--out"):
+        ap.add_argument(name, required=True)
+    ap.add_argument("--title", default="")
+    a = ap.parse_args()
+
+    bench_cols = ["collective", "config", "bytes", "median_us", "ranks"]
+    sweep = read_csv(a.sweep, bench_cols)
+    tuned = read_csv(a.tuned, bench_cols)
+    picks = read_csv(a.picks, ["collective", "p", "bytes", "algorithm", "k", "predicted_us"])
+    sim = read_csv(a.predicted, ["ranks", "collective", "algorithm", "effective_radix", "size_bytes", "time_us"])
+    p = int(sweep[0]["ranks"])
+
+    measured = defaultdict(dict)  # (coll, bytes) -> config -> us
+    for r in sweep:
+        measured[(r["collective"], int(r["bytes"]))][r["config"]] = float(r["median_us"])
+    tuned_us = {(r["collective"], int(r["bytes"])): float(r["median_us"]) for r in tuned if r["config"] == "native"}
+    choice = {}
+    for r in picks:
+        if int(r["p"]) == p:
+            choice[(r["collective"], int(r["bytes"]))] = "%s:%s" % (r["algorithm"], r["k"])
+    predicted = defaultdict(dict)  # (coll, bytes) -> config -> predicted us (fastest of what maps to it)
+    for r in sim:
+        if int(r["ranks"]) != p or r.get("error"):
+            continue
+        key = (r["collective"], int(r["size_bytes"]))
+        name = module_name(r["algorithm"], r["effective_radix"], p)
+        t = float(r["time_us"])
+        predicted[key][name] = min(t, predicted[key].get(name, t))
+
+    lines = []
+    out = lines.append
+    if a.title:
+        out("# " + a.title)
+        out("")
+    quality, worst, rhos, speedups = [], None, [], []
+    dat = defaultdict(list)
+    for coll in COLLS:
+        keys = sorted(k for k in measured if k[0] == coll)
+        if not keys:
+            continue
+        out("## %s, %d ranks (median latency, us)" % (coll, p))
+        out("")
+        out("| bytes | MPICH default | tuned file | speedup | best measured | simulator's choice | its time | quality | rho |")
+        out("|---:|---:|---:|---:|---|---|---:|---:|---:|")
+        for key in keys:
+            m = measured[key]
+            gencoll = {c: t for c, t in m.items() if not c.startswith(("native", "mpich:"))}
+            best_cfg = min(m, key=m.get)
+            ch = choice.get(key)
+            q = rho = None
+            if ch and ch in m and gencoll:
+                q = min(gencoll.values()) / m[ch]  # <= 1: fraction of the best achievable
+                quality.append(q)
+                if worst is None or q < worst[0]:
+                    worst = (q, coll, key[1], ch, min(gencoll, key=gencoll.get))
+            common = [c for c in gencoll if c in predicted.get(key, {})]
+            if len(common) >= 3:
+                rho = spearman([predicted[key][c] for c in common], [gencoll[c] for c in common])
+                if rho is not None:
+                    rhos.append(rho)
+            d = m.get("native")
+            t = tuned_us.get(key)
+            s = d / t if d and t else None
+            if s:
+                speedups.append(s)
+                dat[coll].append((key[1], s))
+            fmt = lambda x, f="%.2f": (f % x) if x is not None else "-"
+            out("| %d | %s | %s | %s | %s (%.2f) | %s | %s | %s | %s |" % (
+                key[1], fmt(d), fmt(t), fmt(s, "%.2fx"), best_cfg, m[best_cfg], ch or "-",
+                fmt(m.get(ch) if ch else None), fmt(q, "%.3f"), fmt(rho, "%.2f")))
+        out("")
+
+    out("## Generalization cost (gencoll at the fixed radix / MPICH's fixed-radix algorithm)")
+    out("")
+    out("| collective | gencoll | MPICH | geometric mean | worst (size) |")
+    out("|---|---|---|---:|---:|")
+    gen_all = []
+    for coll in COLLS:
+        for g, n in GENERALIZATION_PAIRS[coll]:
+            g = g.replace(":p", ":%d" % max(2, p))
+            ratios = [(m[g] / m[n], key[1]) for key, m in sorted(measured.items())
+                      if key[0] == coll and g in m and n in m]
+            if not ratios:
+                continue
+            gen_all += [r for r, _ in ratios]
+            w = max(ratios)
+            out("| %s | %s | %s | %.3fx | %.3fx (%d B) |" % (coll, g, n, geomean([r for r, _ in ratios]), w[0], w[1]))
+    out("")
+
+    out("## Summary")
+    out("")
+    if quality:
+        out("- selection quality: geometric mean %.3f, worst %.3f (%s, %d B: chose %s, best was %s), %d points"
+            % (geomean(quality), worst[0], worst[1], worst[2], worst[3], worst[4], len(quality)))
+    else:
+        out("- selection quality: no point where the simulator's choice was measured")
+    if rhos:
+        out("- rank correlation of predicted and measured times (Spearman, per collective and size): mean %.2f, "
+            "median %.2f over %d points" % (sum(rhos) / len(rhos), sorted(rhos)[len(rhos) // 2], len(rhos)))
+    if speedups:
+        out("- tuned file vs MPICH default: geometric-mean speedup %.3fx (min %.2fx, max %.2fx) over %d points"
+            % (geomean(speedups), min(speedups), max(speedups), len(speedups)))
+    if gen_all:
+        out("- generalization cost: geometric mean %.3fx, worst %.3fx over %d points"
+            % (geomean(gen_all), max(gen_all), len(gen_all)))
+    report = "\n".join(lines) + "\n"
+
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "report.md"), "w") as f:
+        f.write(report)
+    with open(os.path.join(a.out, "speedup.dat"), "w") as f:
+        for coll in COLLS:
+            if dat[coll]:
+                f.write("# %s\n" % coll)
+                for b, s in dat[coll]:
+                    f.write("%d %.4f\n" % (b, s))
+                f.write("\n\n")
+    plotted = [c for c in COLLS if dat[c]]
+    gp = os.path.join(a.out, "speedup.gp")
+    with open(gp, "w") as f:
+        f.write("set terminal pngcairo size 900,540 noenhanced\n")
+        f.write("set output '%s'\n" % os.path.join(a.out, "speedup.png"))
+        f.write('set title "%s"\n' % (a.title or "measured speedup of the tuned selection over MPICH's default").replace('"', "'"))
+        f.write("set logscale x 2\nset format x '%.0s%cB'\nset xlabel 'message size'\n")
+        f.write("set ylabel 'speedup over MPICH default (MPICH time / tuned time)'\n")
+        f.write("set grid\nset key outside right\nf(x)=1\n")
+        series = ["'%s' index %d using 1:2 with linespoints title '%s'" % (os.path.join(a.out, "speedup.dat"), i, c)
+                  for i, c in enumerate(plotted)]
+        f.write("plot " + ", ".join(series + ["f(x) with lines dt 2 lc rgb 'gray' title '1.0'"]) + "\n")
+    if plotted and shutil.which("gnuplot"):
+        subprocess.run(["gnuplot", gp], check=False)
+    print(report, end="")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# gencoll-bench switches configurations inside one run: every configuration of
+# a sweep must really run (the gencoll debug line names its algorithm and k,
+# MPICH's own leave no gencoll line), give correct results (-c) and land in the
+# CSV, on the MPICH module (MPI_T) and through the Open MPI interposition
+# library (gencoll_pmpi_select); bad options stop it with a message.
+set -u
+builddir=${builddir:-$(pwd)}
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+ran=0
+
+# count_lines FILE COLLS CONFIGS SIZES: header + one row per point.
+expect_rows() {
+  local rows
+  rows=$(($(wc -l < "$1") - 1))
+  [ "$rows" -eq "$2" ] || fail "$1: $rows rows, expected $2"
+}
+
+# -- the MPICH module: MPI_T control variables ------------------------------
+prefix=$(cat "$builddir/mpich-prefix" 2>/dev/null || true)
+bench="$builddir/benchmarks/gencoll-bench.mpich"
+if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && [ -x "$bench" ]; then
+  ran=1
+  out=$(timeout -k 5 120 "$prefix/bin/mpiexec" -n 3 -genv LD_LIBRARY_PATH "$prefix/lib" -genv MPIR_CVAR_GENCOLL_DEBUG 1 \
+    "$bench" --coll all -m 4:1024 -i 2 -x 1 -c --sweep all --csv "$tmp/module.csv" </dev/null 2>&1) ||
+    fail "module sweep failed: $out"
+  echo "$out" | grep -q "gencoll via MPICH module" || fail "the module's variables were not found: $out"
+  # Every gencoll configuration ran as itself (at p = 3 the radix candidates are 2 and 3).
+  for want in "allgather .*algorithm=permuted_recursive_multiplying k=3" "allreduce .*algorithm=kring k=2" \
+              "bcast .*algorithm=recursive_multiplying k=3" "reduce .*algorithm=knomial k=3" \
+              "allgather count=1024 .*algorithm=kring k=3"; do
+    echo "$out" | grep -q "^gencoll: $want" || fail "no call matching '$want' in the module sweep"
+  done
+  # p = 3, sizes 4..1024 (9; reductions 4..1024 too, whole floats), configurations per collective:
+  # allgather 1 + 4 MPICH + 2x4 gencoll, allreduce 1 + 4 + 2x4, bcast 1 + 5 + 2x3, reduce 1 + 4 + 2.
+  expect_rows "$tmp/module.csv" $(( 9 * (13 + 13 + 12 + 7) ))
+  grep -q "^,\"MPICH Version: 4.0.2\",3,1,host,reduce,mpich:reduce_scatter_gather,1024,2," "$tmp/module.csv" ||
+    fail "no reduce_scatter_gather row in the CSV"
+  # MPICH's own algorithms run without gencoll: a sweep of them leaves no debug line.
+  out=$(timeout -k 5 60 "$prefix/bin/mpiexec" -n 3 -genv LD_LIBRARY_PATH "$prefix/lib" -genv MPIR_CVAR_GENCOLL_DEBUG 1 \
+    "$bench" --coll allreduce -m 64 -i 2 -x 1 -c --sweep mpich </dev/null 2>&1) || fail "MPICH sweep failed: $out"
+  ! echo "$out" | grep -q "^gencoll:" || fail "MPICH's own algorithms ran gencoll: $out"
+fi
+
+# -- Open MPI and the interposition library: gencoll_pmpi_select -------------
+lib="$builddir/openmpi/.libs/libgencoll-pmpi.so"
+bench="$builddir/benchmarks/gencoll-bench.openmpi"
+if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ] && [ -f "$lib" ]; then
+  ran=1
+  ompi() {
+    timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader "$@" </dev/null 2>&1
+  }
+  out=$(ompi -n 4 -x GENCOLL_DEBUG=1 -x LD_PRELOAD="$lib" "$bench" --coll all -m 8:512 -i 2 -x 1 -c \
+    --sweep native,gencoll,ring --csv "$tmp/pmpi.csv") || fail "interposition sweep failed: $out"
+  echo "$out" | grep -q "gencoll via interposition library" || fail "gencoll_pmpi_select not found: $out"
+  for want in "allgather .*algorithm=ring k=4" "allreduce .*algorithm=permuted_recursive_multiplying k=4" \
+              "bcast .*algorithm=kring k=2" "reduce .*algorithm=knomial k=3"; do
+    echo "$out" | grep -q "^gencoll: $want" || fail "no call matching '$want' through the interposition library"
+  done
+  # p = 4: radices 2, 3, 4; sizes 8..512 (7); allgather 1 + 4x3 + ring, allreduce 1 + 4x3 + ring,
+  # bcast 1 + 3x3 + ring, reduce 1 + 3 (ring left out: reduce has none).
+  expect_rows "$tmp/pmpi.csv" $(( 7 * (14 + 14 + 11 + 4) ))
+  # Without the library: native runs, gencoll configurations are refused by name.
+  out=$(ompi -n 2 "$bench" -m 8 -i 2 -x 1 --sweep knomial:2) && fail "gencoll without the library was accepted"
+  echo "$out" | grep -q "need LD_PRELOAD=libgencoll-pmpi.so" || fail "unclear message without the library: $out"
+  out=$(ompi -n 2 "$bench" -m 8 -i 2 -x 1 --sweep mpich:ring --coll allgather) && fail "mpich:ring on Open MPI was accepted"
+  echo "$out" | grep -q "this MPI is not MPICH 4.0.2" || fail "unclear message for mpich:ring on Open MPI: $out"
+fi
+
+# -- bad options (any MPI: the messages come before anything runs) ----------
+if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ]; then
+  for bad in "--sweep knomial:1|the radix must be an integer >= 2" "--sweep rign|configuration \"rign\": expected native" \
+             "-m 8:4|expected MIN:MAX" "--coll scan|--coll scan: expected" "-d rocm|-d rocm: expected host or cuda" \
+             "-i 0|-i 0: expected an integer >= 1" "--sweep mpich:ringg --coll allgather|MPICH's allgather algorithms are"; do
+    args=${bad%%|*} msg=${bad#*|}
+    # shellcheck disable=SC2086
+    out=$(ompi -n 2 "$bench" $args) && fail "gencoll-bench $args was accepted"
+    echo "$out" | grep -qF -- "$msg" || fail "gencoll-bench $args: expected '$msg', got: $out"
+  done
+  out=$(ompi -n 1 "$bench" --help) || fail "--help failed"
+  echo "$out" | grep -q "^usage: gencoll-bench" || fail "--help printed no usage"
+fi
+
+[ "$ran" = 1 ] || { echo "SKIP: neither the MPICH module nor Open MPI with the interposition library"; exit 77; }
+echo "PASS: gencoll-bench sweeps, validation, CSV and messages"
