@@ -1,0 +1,169 @@
+// libgencoll-cuda's C ABI over the launch functions of gpu/cuda_kernels.hpp.
+#include <cuda_runtime.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "cuda_kernels.hpp"
+#include "gencoll_cuda.h"
+
+namespace {
+
+thread_local std::string last_error;
+
+int fail(int status, std::string message) {
+  last_error = std::move(message);
+  return status;
+}
+
+int check(cudaError_t rc, const char* what) {
+  if (rc == cudaSuccess) return GENCOLL_CUDA_OK;
+  cudaGetLastError();  // clear a sticky launch error so later calls are not blamed
+  if (rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver)
+    return fail(GENCOLL_CUDA_NO_DEVICE, std::string(what) + ": " + cudaGetErrorString(rc));
+  return fail(GENCOLL_CUDA_ERROR, std::string(what) + ": " + cudaGetErrorString(rc));
+}
+
+struct DeviceFree {
+  void operator()(void* p) const { cudaFree(p); }  // at exit the runtime may be gone: ignore
+};
+using DeviceMemory = std::unique_ptr<void, DeviceFree>;
+
+// Grow-only device copies of permutation plans, one per device: a plan is a
+// few bytes per unit, and cudaMalloc on every call would cost more than the
+// permutation of a small message. Calls synchronize before returning, so one
+// buffer per device is never in use twice.
+class PlanBuffers {
+ public:
+  // Device memory for `bytes` on the current device, valid until the next call.
+  int get(std::size_t bytes, void** out) {
+    int device = 0;
+    if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
+    std::lock_guard<std::mutex> lock(mutex_);
+    Slot& s = slots_[device];
+    if (s.bytes < bytes) {
+      s.mem.reset();
+      void* p = nullptr;
+      if (int rc = check(cudaMalloc(&p, bytes), "cudaMalloc (permutation plan)")) return rc;
+      s.mem.reset(p);
+      s.bytes = bytes;
+    }
+    *out = s.mem.get();
+    return GENCOLL_CUDA_OK;
+  }
+
+ private:
+  struct Slot {
+    DeviceMemory mem;
+    std::size_t bytes = 0;
+  };
+  std::mutex mutex_;
+  std::map<int, Slot> slots_;
+};
+
+PlanBuffers& plan_buffers() {
+  static PlanBuffers buffers;  // at exit cudaFree may find the runtime unloading: harmless
+  return buffers;
+}
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace
+
+extern "C" {
+
+int gencoll_cuda_abi_version(void) { return GENCOLL_CUDA_ABI_VERSION; }
+
+const char* gencoll_cuda_last_error(void) { return last_error.c_str(); }
+
+int gencoll_cuda_device_count(int* count) {
+  if (!count) return fail(GENCOLL_CUDA_INVALID, "gencoll_cuda_device_count: null argument");
+  *count = 0;
+  const cudaError_t rc = cudaGetDeviceCount(count);
+  if (rc != cudaSuccess) {  // no driver, no device: a machine without a GPU
+    cudaGetLastError();
+    *count = 0;
+  }
+  return GENCOLL_CUDA_OK;
+}
+
+int gencoll_cuda_memory_type(const void* ptr, int* type, int* device) {
+  if (!type || !device) return fail(GENCOLL_CUDA_INVALID, "gencoll_cuda_memory_type: null argument");
+  *type = GENCOLL_CUDA_MEM_HOST;
+  *device = -1;
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
+    cudaGetLastError();  // no device or driver: nothing can be device memory
+    return GENCOLL_CUDA_OK;
+  }
+  switch (attr.type) {
+    case cudaMemoryTypeDevice: *type = GENCOLL_CUDA_MEM_DEVICE; break;
+    case cudaMemoryTypeManaged: *type = GENCOLL_CUDA_MEM_MANAGED; break;
+    case cudaMemoryTypeHost: *type = GENCOLL_CUDA_MEM_PINNED; break;
+    default: return GENCOLL_CUDA_OK;
+  }
+  *device = attr.device;
+  return GENCOLL_CUDA_OK;
+}
+
+int gencoll_cuda_permute(void* base, size_t unit_bytes, const uint32_t* dest, size_t units, void* stream) {
+  using namespace gencoll::gpu;
+  if (units == 0 || unit_bytes == 0) return GENCOLL_CUDA_OK;
+  if (!base || !dest) return fail(GENCOLL_CUDA_INVALID, "gencoll_cuda_permute: null argument");
+  CycleList list;
+  try {
+    list = cycle_list(plan_permutation(std::vector<std::uint32_t>(dest, dest + units)));
+  } catch (const std::exception& e) {
+    return fail(GENCOLL_CUDA_INVALID, std::string("gencoll_cuda_permute: ") + e.what());
+  }
+  if (list.cycles() == 0) return GENCOLL_CUDA_OK;
+  // members and begin in one upload.
+  std::vector<std::uint32_t> host(list.members);
+  host.insert(host.end(), list.begin.begin(), list.begin.end());
+  void* plan = nullptr;
+  if (int rc = plan_buffers().get(host.size() * sizeof(std::uint32_t), &plan)) return rc;
+  auto* words = static_cast<std::uint32_t*>(plan);
+  if (int rc = check(cudaMemcpyAsync(words, host.data(), host.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice,
+                                     as_stream(stream)),
+                     "cudaMemcpyAsync (permutation plan)"))
+    return rc;
+  const DeviceCycles cycles{words, words + list.members.size(), list.cycles()};
+  if (int rc = check(launch_permute(base, unit_bytes, cycles, as_stream(stream)), "permutation kernel")) return rc;
+  return check(cudaStreamSynchronize(as_stream(stream)), "permutation kernel");
+}
+
+int gencoll_cuda_reduce(int elem_type, int op, const void* const* in, size_t n, void* out, size_t count, void* stream) {
+  using namespace gencoll::gpu;
+  const auto t = static_cast<ElemType>(elem_type);
+  const auto o = static_cast<ReduceOp>(op);
+  if (elem_type < 0 || op < 0 || !supported(t, o))
+    return fail(GENCOLL_CUDA_UNSUPPORTED, "gencoll_cuda_reduce: no device kernel for this type and op");
+  if (n == 0 || !in || !out) return fail(GENCOLL_CUDA_INVALID, "gencoll_cuda_reduce: no input or no output");
+  if (int rc = check(launch_reduce(t, o, in, n, out, count, as_stream(stream)), "reduction kernel")) return rc;
+  return check(cudaStreamSynchronize(as_stream(stream)), "reduction kernel");
+}
+
+int gencoll_cuda_malloc(void** ptr, size_t bytes) {
+  if (!ptr) return fail(GENCOLL_CUDA_INVALID, "gencoll_cuda_malloc: null argument");
+  return check(cudaMalloc(ptr, bytes), "cudaMalloc");
+}
+
+int gencoll_cuda_free(void* ptr) { return check(cudaFree(ptr), "cudaFree"); }
+
+int gencoll_cuda_malloc_host(void** ptr, size_t bytes) {
+  if (!ptr) return fail(GENCOLL_CUDA_INVALID, "gencoll_cuda_malloc_host: null argument");
+  return check(cudaMallocHost(ptr, bytes), "cudaMallocHost");
+}
+
+int gencoll_cuda_free_host(void* ptr) { return check(cudaFreeHost(ptr), "cudaFreeHost"); }
+
+int gencoll_cuda_memcpy(void* dst, const void* src, size_t bytes, void* stream) {
+  if (bytes == 0) return GENCOLL_CUDA_OK;
+  if (int rc = check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream)), "cudaMemcpyAsync"))
+    return rc;
+  return check(cudaStreamSynchronize(as_stream(stream)), "cudaMemcpyAsync");
+}
+
+}  // extern "C"

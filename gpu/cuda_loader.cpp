@@ -1,0 +1,104 @@
+#include "cuda_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <vector>
+
+namespace gencoll::gpu {
+
+bool cuda_driver_loaded() {
+  void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+  if (!h) return false;
+  dlclose(h);  // drops only the reference NOLOAD took
+  return true;
+}
+
+CudaLibrary::~CudaLibrary() {
+  if (handle_) dlclose(handle_);
+}
+
+namespace {
+
+template <typename F>
+bool resolve(void* handle, const char* name, F& fn, std::string& error) {
+  fn = reinterpret_cast<F>(dlsym(handle, name));
+  if (!fn) error = std::string("missing symbol ") + name;
+  return fn != nullptr;
+}
+
+std::string directory_of_this_library() {
+  Dl_info info{};
+  if (!dladdr(reinterpret_cast<void*>(&cuda_driver_loaded), &info) || !info.dli_fname) return {};
+  const std::string file = info.dli_fname;
+  const std::size_t slash = file.rfind('/');
+  return slash == std::string::npos ? std::string(".") : file.substr(0, slash);
+}
+
+}  // namespace
+
+std::unique_ptr<CudaLibrary> CudaLibrary::open(const std::string& path, std::string& error) {
+  std::unique_ptr<CudaLibrary> lib(new CudaLibrary());
+  lib->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!lib->handle_) {
+    const char* why = dlerror();
+    error = path + ": " + (why ? why : "cannot be loaded");
+    return nullptr;
+  }
+  lib->path_ = path;
+  Api& a = lib->api_;
+  std::string missing;
+  const bool ok = resolve(lib->handle_, "gencoll_cuda_abi_version", a.abi_version, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_last_error", a.last_error, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_device_count", a.device_count, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_memory_type", a.memory_type, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_permute", a.permute, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_reduce", a.reduce, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_malloc", a.malloc_device, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_free", a.free_device, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_malloc_host", a.malloc_host, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_free_host", a.free_host, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_memcpy", a.memcpy, missing);
+  if (!ok) {
+    error = path + ": " + missing;
+    return nullptr;
+  }
+  if (a.abi_version() != GENCOLL_CUDA_ABI_VERSION) {
+    error = path + ": ABI version " + std::to_string(a.abi_version()) + ", expected " +
+            std::to_string(GENCOLL_CUDA_ABI_VERSION);
+    return nullptr;
+  }
+  return lib;
+}
+
+const CudaLibrary* CudaLibrary::process(const std::string& path, std::string& error) {
+  static std::once_flag once;
+  static std::unique_ptr<CudaLibrary> lib;
+  static std::string first_error;
+  std::call_once(once, [&] {
+    std::vector<std::string> candidates;
+    if (!path.empty()) {
+      candidates.push_back(path);
+    } else {
+      const std::string here = directory_of_this_library();
+      const char* name = "libgencoll-cuda.so.0";
+      if (!here.empty()) {
+        candidates.push_back(here + "/../../" + name);        // installed: $libdir/gencoll/<mpi>/
+        candidates.push_back(here + "/../../.libs/" + name);  // build tree: <mpi>/.libs/
+        candidates.push_back(here + "/" + name);
+      }
+      candidates.push_back(name);
+    }
+    for (const std::string& c : candidates) {
+      std::string why;
+      lib = open(c, why);
+      if (lib) return;
+      if (!first_error.empty()) first_error += "; ";
+      first_error += why;
+    }
+  });
+  if (!lib) error = first_error;
+  return lib.get();
+}
+
+}  // namespace gencoll::gpu

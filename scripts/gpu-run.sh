@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The GPU run (issue 7), in one go on a machine with an NVIDIA GPU and no
+# package registry:
+#
+#   1. build libgencoll-cuda, its test and its benchmark in build-gpu/
+#      (configure --with-cuda), unless they are there already and --no-build;
+#      a carried build-gpu/ whose binaries exist is used if building fails;
+#   2. run the GPU tests (every kernel against its CPU reference);
+#   3. time the in-place permutation kernel against cudaMemcpy D2D of the same
+#      bytes and against an out-of-place permutation (4 KiB .. --max), and the
+#      reduction kernels against the memory-bandwidth floor;
+#   4. print a short table last.
+#
+# usage: gpu-run.sh [--build DIR] [--max BYTES] [--no-build] [--p P] [--k K]
+#   --build DIR   build directory (default build-gpu)
+#   --max BYTES   largest permutation (default 1073741824)
+#   --no-build    use the binaries in DIR as they are
+#   --p P --k K   the permuted-recursive-multiplying permutation timed (64, 4)
+# Output: the full log in DIR/gpu-run.log, the table on stdout.
+#
+# Not yet here: Allgather/Allreduce on device buffers through the
+# interposition library with several ranks on the GPU (issue 7, item 4).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+build=$top/build-gpu max=1073741824 do_build=1 p=64 k=4
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) build=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
+    --max) max=$2; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    --p) p=$2; shift 2 ;;
+    --k) k=$2; shift 2 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    *) echo "gpu-run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$build"
+log=$build/gpu-run.log
+: > "$log"
+say() { echo "$*" | tee -a "$log"; }
+
+lib=$build/.libs/libgencoll-cuda.so.0
+check_bin=$build/tests/gpu/.libs/gpu_check
+bench_bin=$build/benchmarks/.libs/gpu_bench
+
+build_it() {
+  export PATH=$PATH:/usr/local/cuda/bin
+  if [ ! -x "$top/configure" ]; then (cd "$top" && ./autogen.sh); fi
+  cd "$build"
+  # A build directory carried from another checkout names that checkout.
+  if [ ! -f Makefile ] || ! grep -q "^abs_top_srcdir = $top\$" Makefile; then
+    rm -f config.cache config.status Makefile
+    "$top/configure" --with-cuda ${GENCOLL_CONFIGURE_FLAGS:-}
+  fi
+  make -j"$(nproc)" libgencoll-cuda.la tests/gpu/gpu_check benchmarks/gpu_bench
+}
+
+if [ "$do_build" = 1 ]; then
+  say "== build ($build)"
+  if ! build_it >> "$log" 2>&1; then
+    if [ -x "$check_bin" ] && [ -x "$bench_bin" ] && [ -f "$lib" ]; then
+      say "build failed (see $log); using the binaries already in $build"
+    else
+      tail -n 30 "$log"; echo "gpu-run.sh: build failed, see $log" >&2; exit 1
+    fi
+  fi
+fi
+for f in "$lib" "$check_bin" "$bench_bin"; do
+  [ -e "$f" ] || { echo "gpu-run.sh: $f missing (build first)" >&2; exit 1; }
+done
+export LD_LIBRARY_PATH=$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+command -v nvidia-smi > /dev/null && nvidia-smi -L | tee -a "$log" || true
+
+say "== GPU tests"
+set +e
+"$check_bin" "$lib" 2>&1 | tee "$build/gpu_check.out" | tee -a "$log"
+check_rc=${PIPESTATUS[0]}
+set -e
+case $check_rc in
+  0) tests="PASS: $(tail -n 1 "$build/gpu_check.out")" ;;
+  77) tests="SKIPPED (no CUDA device)" ;;
+  *) tests="FAIL (exit $check_rc; first failures in $log)" ;;
+esac
+
+say "== kernel timings"
+set +e
+"$bench_bin" --max "$max" --p "$p" --k "$k" 2>&1 | tee "$build/gpu_bench.out" | tee -a "$log"
+bench_rc=${PIPESTATUS[0]}
+set -e
+
+# The table: permutations of >= 1 MiB against the copy (issue 7's target:
+# >= 80%), reductions of the largest size against the floor (>= 80%).
+range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s%% .. %s%%", lo, hi; else printf "n/a" }'; }
+perm=$(awk '/^  [0-9]+(KiB|MiB|GiB)/ && ($1 ~ /MiB|GiB/) { sub("%", "", $5); print $5 }' "$build/gpu_bench.out" | range)
+red=$(awk '/^  [a-z]/ && $4 == "256MiB" { sub("%", "", $7); print $7 }' "$build/gpu_bench.out" | range)
+device=$(awk -F': ' '/^# device/ { print $2 }' "$build/gpu_bench.out")
+echo
+echo "== summary${device:+ ($device)}"
+printf '%-34s %s\n' "GPU tests (kernels vs CPU ref)" "$tests"
+if [ "$bench_rc" = 0 ]; then
+  printf '%-34s %s\n' "in-place permutation >= 1 MiB" "$perm of cudaMemcpy D2D (target >= 80%)"
+  printf '%-34s %s\n' "reductions, 256 MiB per input" "$red of the bandwidth floor (target >= 80%)"
+else
+  printf '%-34s %s\n' "kernel timings" "not run (gpu_bench exit $bench_rc)"
+fi
+printf '%-34s %s\n' "MPI on device buffers" "not run: not implemented yet (issue 7, item 4)"
+[ "$check_rc" = 0 ] || [ "$check_rc" = 77 ]
