@@ -1,0 +1,44 @@
+// gencoll-loggp's command line: parsed before MPI starts, so that --help and a
+// bad option need no launcher, and tested as a pure function.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gencoll::loggp {
+
+struct Options {
+  std::string out = "gencoll-loggp.json";
+  std::string csv;   // raw per-size medians, empty: none
+  std::string name;  // profile name; empty: "measured-<first host>"
+  std::vector<std::uint64_t> sizes;  // message sizes, increasing
+  int reps = 31;      // timed repetitions per measurement (median taken)
+  int warmup = 3;     // untimed ones before them
+  double quantile = 0.5;  // statistic kept of the repetitions: 0.5 = median
+  int rounds = 5;     // passes over all sizes the repetitions are spread over
+  int messages = 10;  // the n of PRTT(n, d, s)
+  bool refine = true; // locate protocol switches to the byte
+  int max_regimes = 4;
+  std::uint64_t local_bytes = 64ull << 20;   // working set of the local-cost timings
+  std::uint64_t concurrency_bytes = 1 << 20; // message size of the device-radix test
+  int concurrency_max = 8;                   // most messages in flight tried
+  int emulate_nodes = 0;  // > 0: pretend consecutive blocks of ranks are this many hosts (tests)
+  bool quick = false;
+  bool help = false;
+};
+
+struct OptionError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws OptionError naming the option and what it accepts.
+Options parse_options(const std::vector<std::string>& args);
+
+// "4K" -> 4096; K, M, G are powers of 1024; a trailing "B" or "iB" is allowed.
+std::uint64_t parse_bytes(const std::string& text, const std::string& option);
+
+extern const char* const kHelp;
+
+}  // namespace gencoll::loggp

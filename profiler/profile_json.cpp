@@ -1,0 +1,139 @@
+#include "profile_json.hpp"
+
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace gencoll::loggp {
+
+using nlohmann::ordered_json;
+
+double round_significant(double x, int digits) {
+  if (x == 0 || !std::isfinite(x)) return x;
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::abs(x)))));
+  return std::round(x * scale) / scale;
+}
+
+namespace {
+
+// In `unit`s. A billionth of the unit (a femtosecond, an attosecond per byte)
+// is the rounding residue of a clamped difference, not a measurement.
+double shown(double value, double unit) { return std::abs(value) < 1e-9 * unit ? 0.0 : round_significant(value / unit); }
+
+ordered_json loggp_fields(const Row& r) {
+  ordered_json j;
+  j["L_us"] = shown(r.L, 1e-6);
+  j["o_s_us"] = shown(r.o_s, 1e-6);
+  j["o_r_us"] = shown(r.o_r, 1e-6);
+  j["g_us"] = shown(r.g, 1e-6);
+  j["G_ns_per_byte"] = shown(r.G, 1e-9);
+  return j;
+}
+
+ordered_json loggp_json(const std::vector<Row>& rows) {
+  if (rows.size() == 1) return loggp_fields(rows.front());
+  ordered_json table = ordered_json::array();
+  for (const Row& r : rows) {
+    ordered_json row;
+    row["bytes"] = static_cast<std::uint64_t>(r.bytes);
+    row.update(loggp_fields(r));
+    table.push_back(row);
+  }
+  return ordered_json{{"table", table}};
+}
+
+std::string bytes_range(double a, double b) {
+  std::ostringstream s;
+  s << static_cast<std::uint64_t>(a) << ".." << static_cast<std::uint64_t>(b) << " B";
+  return s.str();
+}
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+}  // namespace
+
+std::string describe_fit(const LevelFit& fit, const std::vector<bool>& located) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < fit.regimes.size(); ++i) {
+    const Regime& r = fit.regimes[i];
+    std::ostringstream s;
+    s.precision(2);
+    s << "sizes " << bytes_range(r.first_bytes, r.last_bytes) << ": one line for g(s), one for PRTT(1,0,s) (rms " << std::fixed
+      << 100 * r.rms_relative << "%)";
+    parts.push_back(s.str());
+  }
+  std::string text = join(parts, ", ");
+  for (std::size_t i = 0; i < fit.steps.size(); ++i) {
+    const bool found = i < located.size() && located[i];
+    text += "; protocol switch after " + std::to_string(static_cast<std::uint64_t>(fit.steps[i])) + " B " +
+            (found ? "located to the byte by bisection of PRTT(1,0,s)"
+                   : "placed between the measured sizes " +
+                         bytes_range(fit.regimes[i].last_bytes, fit.regimes[i + 1].first_bytes) + " (not located)");
+  }
+  return text;
+}
+
+ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
+  if (in.levels.empty()) throw std::invalid_argument("build_profile: no levels");
+  ordered_json doc;
+  doc["name"] = in.name;
+  if (!in.description.empty()) doc["description"] = in.description;
+  doc["source"] = in.source;
+  if (!in.note.empty()) doc["note"] = in.note;
+
+  // A level no pair could measure alone (one rank per node) takes the
+  // parameters of the nearest measured level above it; it carries no message.
+  std::vector<const MeasuredLevel*> params(in.levels.size(), nullptr);
+  for (std::size_t i = in.levels.size(); i-- > 0;) {
+    if (!in.levels[i].fit.regimes.empty()) params[i] = &in.levels[i];
+    else if (i + 1 < in.levels.size()) params[i] = params[i + 1];
+  }
+  for (std::size_t i = 0; i < in.levels.size(); ++i)
+    if (!params[i]) params[i] = params[i - 1];
+  if (!params.back()) throw std::invalid_argument("build_profile: no level was measured");
+
+  ordered_json levels = ordered_json::array();
+  for (std::size_t i = 0; i < in.levels.size(); ++i) {
+    const MeasuredLevel& lv = in.levels[i];
+    ordered_json j;
+    j["name"] = lv.plan.name;
+    if (i + 1 < in.levels.size()) j["fanout"] = lv.plan.fanout;
+    if (params[i] == &lv) {
+      j["source"] = "PRTT(n,d,s) between " + lv.pair + " (" + lv.plan.what + "): " + describe_fit(lv.fit, lv.located) +
+                    ". G = slope of g(s), g = its intercept, o_s from PRTT(n,d,s) and o_r timed on an arrived message"
+                    " (size-independent parts), L = PRTT(1,0,s)/2 - o_s - o_r - (s-1)G";
+      if (!lv.fit.notes.empty()) j["note"] = join(lv.fit.notes, "; ");
+    } else {
+      j["source"] = "not measured: no two ranks share a " + lv.plan.name + " without sharing a smaller unit (" + lv.plan.what +
+                    "); parameters copied from level " + params[i]->plan.name + " so that the profile is complete";
+    }
+    j["loggp"] = loggp_json(table_rows(params[i]->fit, opt));
+    levels.push_back(j);
+  }
+  doc["levels"] = levels;
+  if (in.levels.size() > 1) doc["node_level"] = in.levels[static_cast<std::size_t>(in.node_level)].plan.name;
+
+  ordered_json contention;
+  contention["device_radix"] = in.contention.device_radix;
+  contention["node_radix"] = in.contention.node_radix;
+  contention["source"] = in.contention.source;
+  doc["contention"] = contention;
+
+  if (in.local) {
+    ordered_json local;
+    local["reduce_host_ns_per_byte"] = round_significant(in.local->reduce_host * 1e9);
+    local["copy_host_ns_per_byte"] = round_significant(in.local->copy_host * 1e9);
+    local["permute_host_ns_per_byte"] = round_significant(in.local->permute_host * 1e9);
+    local["source"] = in.local->source;
+    doc["local"] = local;
+  }
+  doc["overheads_serialize"] = in.overheads_serialize;
+  doc["buffers"] = "host";
+  return doc;
+}
+
+}  // namespace gencoll::loggp

@@ -1,0 +1,53 @@
+// The measured machine as a profile in selection/PROFILES.md's format, every
+// number with a "source" saying how it was measured. Pure: the caller hands in
+// the fits and the provenance strings.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "fit.hpp"
+#include "placement.hpp"
+
+namespace gencoll::loggp {
+
+struct MeasuredLevel {
+  PlannedLevel plan;
+  LevelFit fit;           // empty regimes: not measured (no pair shares this level only)
+  std::string pair;       // the two ranks and where they ran
+  std::vector<bool> located;  // per step of fit: found by bisection
+};
+
+struct LocalCosts {
+  double reduce_host = 0, copy_host = 0, permute_host = 0;  // s/byte
+  std::string source;
+};
+
+struct ContentionChoice {
+  int device_radix = 0, node_radix = 0;  // 0: unlimited
+  std::string source;
+};
+
+struct ProfileInput {
+  std::string name, description;
+  std::string source;  // the whole run: tool, hosts, date, MPI, method settings
+  std::string note;    // topology, devices, warnings
+  std::vector<MeasuredLevel> levels;
+  int node_level = 0;
+  ContentionChoice contention;
+  std::optional<LocalCosts> local;
+  bool overheads_serialize = true;
+};
+
+// Throws std::invalid_argument when no level was measured.
+nlohmann::ordered_json build_profile(const ProfileInput& in, const FitOptions& opt = {});
+
+// "1..16384 B (rms 1.2%), 16385..4194304 B (rms 3.0%); step at 16384 B located by bisection"
+std::string describe_fit(const LevelFit& fit, const std::vector<bool>& located);
+
+// x rounded to `digits` significant digits, so that profiles stay readable.
+double round_significant(double x, int digits = 4);
+
+}  // namespace gencoll::loggp

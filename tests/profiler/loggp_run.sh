@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# gencoll-loggp end to end on this machine: bad options fail naming the
+# option, a --quick run on 2 ranks of Debian's MPICH writes a profile that
+# gencoll-sim loads and simulates, and an emulated two-host run exercises the
+# multi-level path (node level, node radix).
+set -u
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+builddir=${builddir:-$(pwd)}
+loggp="$builddir/profiler/gencoll-loggp"
+sim="$builddir/selection/gencoll-sim"
+mpiexec=${MPIEXEC_MPICH:-$(command -v mpiexec.mpich || true)}
+if [ ! -x "$loggp" ] || [ -z "$mpiexec" ]; then
+  echo "SKIP: no $loggp (needs MPICH and hwloc) or no mpiexec.mpich"
+  exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect_error MESSAGE_REGEX ARGS...: no launcher needed, options come first.
+expect_error() {
+  local want=$1; shift
+  local out
+  if out=$("$loggp" "$@" 2>&1); then fail "accepted: $*"; fi
+  echo "$out" | grep -qE -- "$want" || fail "for '$*' expected /$want/, got: $out"
+  echo "ok: $(echo "$out" | head -n1)"
+}
+expect_error 'unknown option "--bogus"' --bogus
+expect_error '--reps: expected an integer from 1' --reps 0
+expect_error '"12Q" is not a size' --sizes 1,12Q
+"$loggp" --help | grep -q 'PRTT' || fail "--help does not describe the method"
+echo "ok: --help"
+
+out=$("$mpiexec" -n 1 "$loggp" --quick --out "$tmp/none.json" 2>&1) && fail "1 rank accepted"
+echo "$out" | grep -q 'at least 2 ranks' || fail "1 rank: expected 'at least 2 ranks', got: $out"
+echo "ok: 1 rank refused"
+
+start=$(date +%s%N)
+"$mpiexec" -n 2 "$loggp" --quick --out "$tmp/p.json" --csv "$tmp/p.csv" > "$tmp/run.log" 2>&1 ||
+  fail "the 2-rank quick run failed: $(cat "$tmp/run.log")"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "ok: 2 ranks, --quick, ${ms} ms"
+sed 's/^/  /' "$tmp/run.log"
+
+python3 - "$tmp/p.json" "$tmp/p.csv" <<'PY' || fail "the profile lacks what it must hold"
+import csv, json, sys
+p = json.load(open(sys.argv[1]))
+assert p["source"].startswith("measured by gencoll-loggp"), p["source"]
+assert p["levels"], "no levels"
+for lv in p["levels"]:
+    assert "source" in lv and "PRTT" in lv["source"], lv
+for key in ("contention", "local"):
+    assert "measured by gencoll-loggp" in p[key]["source"], p[key]
+assert p["contention"]["device_radix"] >= 1
+assert all(p["local"][k] > 0 for k in ("reduce_host_ns_per_byte", "copy_host_ns_per_byte", "permute_host_ns_per_byte"))
+rows = list(csv.DictReader(open(sys.argv[2])))
+assert len(rows) == 11, len(rows)  # --quick: 1 B .. 1 MiB by powers of 4
+PY
+echo "ok: every number has its source; the CSV has the 11 quick sizes"
+
+for m in 8 1M; do
+  res=$("$sim" --profile "$tmp/p.json" --ranks 2 -m "$m" 2>&1) || fail "gencoll-sim rejected the profile: $res"
+  echo "$res" | grep -qE '^time' || fail "gencoll-sim gave no time: $res"
+  echo "ok: gencoll-sim --ranks 2 -m $m: $(echo "$res" | grep -E '^time' | head -n1)"
+done
+
+"$mpiexec" -n 4 "$loggp" --quick --emulate-nodes 2 --out "$tmp/q.json" > "$tmp/run4.log" 2>&1 ||
+  fail "the emulated two-host run failed: $(cat "$tmp/run4.log")"
+python3 - "$tmp/q.json" <<'PY' || fail "the two-host profile is not shaped as expected"
+import json, sys
+p = json.load(open(sys.argv[1]))
+assert [l["name"] for l in p["levels"]] == ["node", "system"], p["levels"]
+assert p["node_level"] == "node"
+assert p["levels"][0]["fanout"] == 2
+assert p["contention"]["node_radix"] >= 1
+assert "emulated" in p["description"]
+PY
+res=$("$sim" --profile "$tmp/q.json" --nodes 2 -m 64K 2>&1) || fail "gencoll-sim rejected the two-host profile: $res"
+echo "ok: emulated two hosts: $(echo "$res" | grep -E '^time' | head -n1)"

@@ -1,0 +1,197 @@
+// The profiler's fits: least squares, protocol-switch detection and the LogGP
+// parameters recovered from round trips synthesised from known ones, exactly
+// without noise and within the method's precision with it.
+#include <catch2/catch.hpp>
+
+#include "loggp_synth.hpp"
+#include "profiler/fit.hpp"
+
+using namespace gencoll::loggp;
+using namespace loggp_test;
+
+TEST_CASE("median of odd and even counts", "[loggp][fit]") {
+  CHECK(median({3, 1, 2}) == 2);
+  CHECK(median({4, 1, 3, 2}) == 2.5);
+  CHECK(median({7}) == 7);
+  CHECK_THROWS_AS(median({}), std::invalid_argument);
+}
+
+TEST_CASE("weighted least squares recovers a line and holds slopes >= 0", "[loggp][fit]") {
+  const std::vector<double> x{0, 1, 2, 3}, y{1, 3, 5, 7}, w{1, 1, 1, 1};
+  const Line l = fit_line(x, y, w);
+  CHECK(l.intercept == Approx(1));
+  CHECK(l.slope == Approx(2));
+  // Huge x (4 GiB) with a tiny slope: centred sums keep the digits.
+  const std::vector<double> bx{0, 1e9, 2e9, 4e9}, by{1e-6, 1e-6 + 1e-10 * 1e9, 1e-6 + 2e-10 * 1e9, 1e-6 + 4e-10 * 1e9};
+  const Line b = fit_line(bx, by, w);
+  CHECK(b.slope == Approx(1e-10).epsilon(1e-9));
+  CHECK(b.intercept == Approx(1e-6).epsilon(1e-6));
+  CHECK(fit_line({5}, {2}, {1}).slope == 0);
+  CHECK(fit_line({5}, {2}, {1}).intercept == 2);
+  const Line flat = fit_line_nonneg(x, {4, 3, 2, 1}, w);
+  CHECK(flat.slope == 0);
+  CHECK(flat.intercept == Approx(2.5));
+}
+
+TEST_CASE("derive() inverts the PRTT formulas", "[loggp][fit]") {
+  const Truth t{2 * us, 0.5 * us, 0.4 * us, 0.8 * us, 0.1 * ns};
+  const SizePoint p = derive(synth(t, 1000, 10));
+  CHECK(p.half_rtt == Approx(one_way(t, 1000)));
+  CHECK(p.gap == Approx(spacing(t, 1000)));
+  CHECK(p.o_s == Approx(t.o_s));
+  CHECK(p.o_r == Approx(t.o_r));
+  CHECK(p.delay_covers_gap);
+}
+
+TEST_CASE("constant LogGP parameters are recovered exactly and written as one constant", "[loggp][fit]") {
+  const Truth t{1.5 * us, 0.4 * us, 0.3 * us, 0.6 * us, 0.1 * ns};
+  const LevelFit f = fit_level(synth_all([&](double) { return t; }, powers_of_two(4 << 20), 10));
+  REQUIRE(f.regimes.size() == 1);
+  const Regime& r = f.regimes[0];
+  CHECK(r.G == Approx(t.G).epsilon(1e-6));
+  CHECK(r.g == Approx(t.g).epsilon(1e-6));
+  CHECK(r.o_s == Approx(t.o_s).epsilon(1e-6));
+  CHECK(r.o_r == Approx(t.o_r).epsilon(1e-6));
+  CHECK(r.L_at(1) == Approx(t.L).epsilon(1e-6));
+  CHECK(r.L_at(1 << 20) == Approx(t.L).epsilon(1e-4));
+  CHECK(f.notes.empty());
+  const auto rows = table_rows(f);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].L == Approx(t.L).epsilon(1e-4));
+}
+
+TEST_CASE("with noise the parameters are recovered within the method's precision", "[loggp][fit]") {
+  const Truth t{1.5 * us, 0.4 * us, 0.3 * us, 0.6 * us, 0.1 * ns};
+  for (unsigned seed = 1; seed <= 5; ++seed) {
+    CAPTURE(seed);
+    const LevelFit f = fit_level(synth_all([&](double) { return t; }, powers_of_two(4 << 20), 10, 0.01, seed));
+    REQUIRE(f.regimes.size() == 1);  // noise is no protocol switch
+    const Regime& r = f.regimes[0];
+    CHECK(r.G == Approx(t.G).epsilon(0.03));
+    CHECK(r.g == Approx(t.g).epsilon(0.15));
+    CHECK(r.o_r == Approx(t.o_r).epsilon(0.05));
+    CHECK(r.o_s == Approx(t.o_s).epsilon(0.3));  // a difference of two round trips: the least precise
+    CHECK(r.L_at(64) == Approx(t.L).epsilon(0.15));
+  }
+}
+
+TEST_CASE("an eager-to-rendezvous switch is found, located by bisection and reproduced", "[loggp][fit]") {
+  const Truth eager{1.0 * us, 0.5 * us, 0.5 * us, 0.7 * us, 0.2 * ns};
+  const Truth rndv{4.0 * us, 2.0 * us, 1.5 * us, 3.0 * us, 0.08 * ns};
+  const double threshold = 12000;  // between the measured 8192 and 16384
+  const auto truth = [&](double s) { return s <= threshold ? eager : rndv; };
+  LevelFit f = fit_level(synth_all(truth, powers_of_two(4 << 20), 10));
+  REQUIRE(f.regimes.size() == 2);
+  CHECK(f.regimes[0].last_bytes == 8192);
+  CHECK(f.regimes[1].first_bytes == 16384);
+  CHECK(f.regimes[0].G == Approx(eager.G).epsilon(1e-6));
+  CHECK(f.regimes[1].G == Approx(rndv.G).epsilon(1e-6));
+  CHECK(f.regimes[1].o_s == Approx(rndv.o_s).epsilon(1e-6));
+  CHECK(f.regimes[1].L_at(1 << 20) == Approx(rndv.L).epsilon(1e-4));
+  REQUIRE(f.steps.size() == 1);
+  CHECK(f.steps[0] >= 8192);
+  CHECK(f.steps[0] < 16384);
+
+  // The bisection the MPI client runs, on the synthetic machine.
+  double lo = f.regimes[0].last_bytes, hi = f.regimes[1].first_bytes;
+  while (hi - lo > 1) {
+    const double mid = std::floor((lo + hi) / 2);
+    (above_step(f, 0, mid, 2 * one_way(truth(mid), mid)) ? hi : lo) = mid;
+  }
+  set_step(f, 0, lo);
+  CHECK(f.steps[0] == threshold);
+
+  const auto rows = table_rows(f);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[1].bytes == threshold);
+  CHECK(rows[2].bytes == threshold + 1);
+}
+
+TEST_CASE("a receiver-side copy makes L grow with s: a table, not a constant", "[loggp][fit]") {
+  const Truth t{0.3 * us, 0.2 * us, 0.2 * us, 0.3 * us, 0.1 * ns, 0.15 * ns};
+  const LevelFit f = fit_level(synth_all([&](double) { return t; }, powers_of_two(1 << 20), 8));
+  REQUIRE(f.regimes.size() == 1);
+  CHECK(f.regimes[0].G == Approx(t.G).epsilon(1e-6));
+  const auto rows = table_rows(f);
+  REQUIRE(rows.size() == 2);
+  for (double s : {1.0, 1000.0, 65536.0, 1048576.0}) {
+    CAPTURE(s);
+    CHECK(f.regimes[0].L_at(s) == Approx(t.L + (s - 1) * t.extra_per_byte).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("overheads larger than half the round trip give way so that L >= 0", "[loggp][fit]") {
+  // Shared memory: the sender's overhead is the copy, o_s(s) ~ (s-1)G; a
+  // measured o_r that already holds the copy-out would double count it.
+  auto samples = synth_all([](double) { return Truth{0.05 * us, 0.3 * us, 0.2 * us, 0.3 * us, 0.2 * ns}; },
+                           powers_of_two(1 << 20), 8);
+  for (SizeSample& s : samples) s.o_r += (s.bytes - 1) * 0.3 * ns + 0.2 * us;
+  const LevelFit f = fit_level(samples);
+  for (const Regime& r : f.regimes)
+    for (double s : {r.first_bytes, r.last_bytes}) CHECK(r.L_at(s) >= 0);
+  CHECK_FALSE(f.notes.empty());
+}
+
+TEST_CASE("split_regimes keeps one span for a line and finds a jump", "[loggp][fit]") {
+  std::vector<double> x, line, jump;
+  for (int i = 0; i < 12; ++i) {
+    x.push_back(i);
+    line.push_back(1 + 0.5 * i);
+    jump.push_back(i < 6 ? 1 + 0.1 * i : 10 + 0.1 * i);
+  }
+  CHECK(split_regimes(x, {line}, {}).size() == 1);
+  const auto spans = split_regimes(x, {jump}, {});
+  REQUIRE(spans.size() == 2);
+  CHECK(spans[0].last == 5);
+  CHECK(spans[1].first == 6);
+  FitOptions one;
+  one.max_regimes = 1;
+  CHECK(split_regimes(x, {jump}, one).size() == 1);
+  CHECK(split_regimes({0, 1}, {{1, 2}}, {}).size() == 1);  // too few sizes to split
+}
+
+TEST_CASE("the device radix is the best overlap of concurrent messages", "[loggp][fit]") {
+  CHECK(radix_from_concurrency({1, 2, 4, 8}, {1, 2, 4, 8}).radix == 1);
+  const RadixFit two = radix_from_concurrency({1, 2, 4, 8}, {1, 1, 2, 4});
+  CHECK(two.radix == 2);
+  CHECK(two.saturated);
+  const RadixFit open = radix_from_concurrency({1, 2, 4}, {1, 1, 1.05});
+  CHECK(open.radix == 4);
+  CHECK_FALSE(open.saturated);
+  CHECK_THROWS_AS(radix_from_concurrency({2, 4}, {1, 1}), std::invalid_argument);
+}
+
+TEST_CASE("robust lines ignore a wild minority", "[loggp][fit]") {
+  const std::vector<double> x{0, 1, 2, 3, 4, 5, 6}, scale{1, 1, 1, 1, 1, 1, 1};
+  const Line l = robust_line(x, {1, 3, 5, 700, 9, 11, 13}, scale);
+  CHECK(l.slope == Approx(2));
+  CHECK(l.intercept == Approx(1));
+}
+
+TEST_CASE("a preempted size buys no regime and is left out of the lines, named", "[loggp][fit]") {
+  const Truth t{1.5 * us, 0.4 * us, 0.3 * us, 0.6 * us, 0.1 * ns};
+  auto samples = synth_all([&](double) { return t; }, powers_of_two(4 << 20), 10);
+  samples[7].prtt1 *= 3;  // 128 B: a descheduled server in most repetitions
+  samples[7].prttn *= 3;
+  samples[7].prttd *= 3;
+  const LevelFit f = fit_level(samples);
+  REQUIRE(f.regimes.size() == 1);
+  CHECK(f.regimes[0].outliers == std::vector<double>{128});
+  CHECK(f.regimes[0].G == Approx(t.G).epsilon(1e-6));
+  CHECK(f.regimes[0].L_at(1) == Approx(t.L).epsilon(1e-3));
+  REQUIRE_FALSE(f.notes.empty());
+  CHECK_THAT(f.notes[0], Catch::Contains("128 B"));
+}
+
+TEST_CASE("a wild size inside a regime is left out of its lines", "[loggp][fit]") {
+  // Off by less than a spike, but far beyond the regime's other residuals.
+  const Truth t{1.5 * us, 0.4 * us, 0.3 * us, 0.6 * us, 0.1 * ns};
+  auto samples = synth_all([&](double) { return t; }, powers_of_two(4 << 20), 10);
+  samples[12].prtt1 *= 1.4;  // 4 KiB
+  samples[12].prttn *= 1.4;
+  samples[12].prttd *= 1.4;
+  const LevelFit f = fit_level(samples);
+  REQUIRE(f.regimes.size() == 1);
+  CHECK(f.regimes[0].outliers == std::vector<double>{4096});
+  CHECK(f.regimes[0].G == Approx(t.G).epsilon(1e-6));
+}
