@@ -111,29 +111,25 @@ std::string Topology::summary() const {
 std::vector<std::string> Topology::devices() const {
   hwloc_topology_t t = impl_->topo;
   std::vector<std::string> out;
-  for (hwloc_obj_t o = hwloc_get_next_osdev(t, nullptr); o; o = hwloc_get_next_osdev(t, o)) {
+  // By PCI class rather than by OS device: without hwloc's CUDA or NVML
+  // plugins a GPU has no OS device, but its PCI function is always there.
+  for (hwloc_obj_t pci = hwloc_get_next_pcidev(t, nullptr); pci; pci = hwloc_get_next_pcidev(t, pci)) {
+    const unsigned cls = pci->attr->pcidev.class_id;
     const char* kind = nullptr;
-    switch (o->attr->osdev.type) {
-      case HWLOC_OBJ_OSDEV_NETWORK: kind = "network"; break;
-      case HWLOC_OBJ_OSDEV_OPENFABRICS: kind = "openfabrics"; break;
-      case HWLOC_OBJ_OSDEV_GPU: kind = "gpu"; break;
-      case HWLOC_OBJ_OSDEV_COPROC: kind = "coprocessor"; break;
-      default: continue;
-    }
-    std::string d = std::string(o->name ? o->name : "?") + " (" + kind;
-    if (o->subtype) d += std::string(" ") + o->subtype;
-    for (hwloc_obj_t a = o->parent; a; a = a->parent)
-      if (a->type == HWLOC_OBJ_PCI_DEVICE) {
-        char bus[32];
-        std::snprintf(bus, sizeof bus, "%04x:%02x:%02x.%01x", a->attr->pcidev.domain, a->attr->pcidev.bus,
-                      a->attr->pcidev.dev, a->attr->pcidev.func);
-        d += std::string(", PCI ") + bus;
-        break;
-      }
-    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(t, o);
-    d += std::string(") near ") + (near ? hwloc_obj_type_string(near->type) : "?") + " L#" +
-         std::to_string(near ? near->logical_index : 0);
-    out.push_back(d);
+    if ((cls >> 8) == 0x02) kind = "network";
+    else if ((cls >> 8) == 0x03) kind = "GPU";
+    else if (cls == 0x0c06) kind = "InfiniBand";
+    else if ((cls >> 8) == 0x12) kind = "accelerator";
+    if (!kind) continue;
+    char id[64];
+    std::snprintf(id, sizeof id, "PCI %04x:%02x:%02x.%01x [%04x:%04x]", pci->attr->pcidev.domain, pci->attr->pcidev.bus,
+                  pci->attr->pcidev.dev, pci->attr->pcidev.func, pci->attr->pcidev.vendor_id, pci->attr->pcidev.device_id);
+    std::string names;
+    for (hwloc_obj_t os = pci->io_first_child; os; os = os->next_sibling)
+      if (os->type == HWLOC_OBJ_OS_DEVICE && os->name) names += (names.empty() ? "" : " ") + std::string(os->name);
+    hwloc_obj_t near = hwloc_get_non_io_ancestor_obj(t, pci);
+    out.push_back((names.empty() ? std::string(kind) : names + " (" + kind + ")") + ", " + id + ", near " +
+                  (near ? hwloc_obj_type_string(near->type) : "?") + " L#" + std::to_string(near ? near->logical_index : 0));
   }
   return out;
 }

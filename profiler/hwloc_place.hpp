@@ -7,16 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "placement.hpp"
+#include "rank_report.hpp"
 
 namespace gencoll::loggp {
-
-struct ProcessPlace {
-  RankPlace place;          // host filled by the caller (MPI_Get_processor_name)
-  bool bound = false;       // the binding lies within one package and one NUMA domain
-  bool from_last_cpu = false;  // not bound there: package and NUMA of the CPU it ran on last
-  std::string cpus;         // the binding, as a list ("0-3")
-};
 
 class Topology {
  public:
@@ -28,7 +21,9 @@ class Topology {
   ProcessPlace where_am_i() const;
   // One line: packages, NUMA domains, cores, PUs and the largest cache.
   std::string summary() const;
-  // "eth0 (network, PCI 0000:00:03.0) near Package L#0", GPUs and NICs only.
+  // GPUs, NICs and accelerators by PCI class, with the OS devices hwloc
+  // knows on them and the CPU-side object they hang off:
+  // "eth0 (network), PCI 0000:00:03.0 [1af4:1000], near Machine L#0".
   std::vector<std::string> devices() const;
 
  private:

@@ -6,12 +6,6 @@
 
 namespace gencoll::loggp {
 
-FitOptions fit_options(const Options& o) {
-  FitOptions f;
-  f.max_regimes = o.max_regimes;
-  return f;
-}
-
 LevelData measure_level(PairClient& c, const Options& o) {
   LevelData d;
   const int n = o.messages;
@@ -76,13 +70,6 @@ LevelData measure_level(PairClient& c, const Options& o) {
   return d;
 }
 
-LevelFit refit(const LevelData& d, const Options& o) {
-  LevelFit fit = fit_level(d.samples, fit_options(o));
-  if (fit.steps.size() != d.steps.size()) throw std::logic_error("refit: the fit differs from the client's");
-  for (std::size_t i = 0; i < d.steps.size(); ++i) set_step(fit, i, d.steps[i]);
-  return fit;
-}
-
 ConcurrencySeries measure_concurrency(PairClient& c, const Options& o) {
   ConcurrencySeries s;
   for (int k = 1; k <= o.concurrency_max; k *= 2) {
@@ -92,43 +79,39 @@ ConcurrencySeries measure_concurrency(PairClient& c, const Options& o) {
   return s;
 }
 
-namespace {
-constexpr std::size_t kSampleFields = 7;
+std::size_t buffer_bytes(const Options& o) {
+  int kmax = 1;
+  while (kmax * 2 <= o.concurrency_max) kmax *= 2;
+  return std::max(static_cast<std::size_t>(o.sizes.back()),
+                  static_cast<std::size_t>(o.concurrency_bytes) * static_cast<std::size_t>(kmax));
 }
 
-std::vector<double> encode(const LevelData& d) {
-  std::vector<double> v{static_cast<double>(d.samples.size()), static_cast<double>(d.steps.size())};
-  for (const SizeSample& s : d.samples) v.insert(v.end(), {s.bytes, static_cast<double>(s.n), s.prtt1, s.prttn, s.prttd, s.delay, s.o_r});
-  for (std::size_t i = 0; i < d.steps.size(); ++i) v.insert(v.end(), {d.steps[i], d.located[i] ? 1.0 : 0.0});
-  return v;
-}
-
-LevelData decode_level(const std::vector<double>& v) {
-  if (v.size() < 2) throw std::runtime_error("decode_level: short message");
-  const auto ns = static_cast<std::size_t>(v[0]), nsteps = static_cast<std::size_t>(v[1]);
-  if (v.size() != 2 + ns * kSampleFields + 2 * nsteps) throw std::runtime_error("decode_level: wrong length");
-  LevelData d;
-  std::size_t at = 2;
-  for (std::size_t i = 0; i < ns; ++i, at += kSampleFields)
-    d.samples.push_back(SizeSample{v[at], static_cast<int>(v[at + 1]), v[at + 2], v[at + 3], v[at + 4], v[at + 5], v[at + 6]});
-  for (std::size_t i = 0; i < nsteps; ++i, at += 2) {
-    d.steps.push_back(v[at]);
-    d.located.push_back(v[at + 1] != 0);
+ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank) {
+  // If j pairs streaming between two hosts take as long as one, the node has
+  // (at least) j ports' worth of NIC.
+  std::vector<int> left, right;
+  for (std::size_t r = 0; r < host_of.size(); ++r) {
+    if (host_of[r] == 0) left.push_back(static_cast<int>(r));
+    if (host_of[r] == 1) right.push_back(static_cast<int>(r));
   }
-  return d;
-}
-
-std::vector<double> encode(const ConcurrencySeries& s) {
-  std::vector<double> v;
-  for (std::size_t i = 0; i < s.k.size(); ++i) v.insert(v.end(), {static_cast<double>(s.k[i]), s.seconds[i]});
-  return v;
-}
-
-ConcurrencySeries decode_series(const std::vector<double>& v) {
+  const int jmax = std::min({static_cast<int>(left.size()), static_cast<int>(right.size()), o.concurrency_max});
   ConcurrencySeries s;
-  for (std::size_t i = 0; i + 1 < v.size(); i += 2) {
-    s.k.push_back(static_cast<int>(v[i]));
-    s.seconds.push_back(v[i + 1]);
+  for (int j = 1; j <= jmax; j *= 2) {
+    double mine = 0;
+    quiet_barrier(MPI_COMM_WORLD);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(j); ++i) {
+      if (rank == left[i]) {
+        PairClient c(MPI_COMM_WORLD, right[i], buffer_bytes(o));
+        mine = quantile(c.prtt(o.messages, 0, static_cast<std::size_t>(o.concurrency_bytes), o.reps, o.warmup), o.quantile);
+      } else if (rank == right[i]) {
+        serve_pair(MPI_COMM_WORLD, left[i], buffer_bytes(o));
+      }
+    }
+    quiet_barrier(MPI_COMM_WORLD);
+    double slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    s.k.push_back(j);
+    s.seconds.push_back(slowest);
   }
   return s;
 }

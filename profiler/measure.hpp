@@ -9,32 +9,17 @@
 #include "fit.hpp"
 #include "options.hpp"
 #include "pair.hpp"
+#include "results.hpp"
 
 namespace gencoll::loggp {
 
-struct LevelData {
-  std::vector<SizeSample> samples;
-  std::vector<double> steps;   // per protocol switch: the largest size below it
-  std::vector<bool> located;   // per switch: found by bisection
-};
-
-FitOptions fit_options(const Options& o);
-
 LevelData measure_level(PairClient& c, const Options& o);
-// The fit the client made, rebuilt from the data it sent (fit_level is deterministic).
-LevelFit refit(const LevelData& d, const Options& o);
-
-// Median time of k messages in flight at once, for k = 1, 2, 4, ... <= kmax.
-struct ConcurrencySeries {
-  std::vector<int> k;
-  std::vector<double> seconds;
-};
+// k = 1, 2, 4, ... <= --concurrency-max messages of --concurrency-bytes posted at once.
 ConcurrencySeries measure_concurrency(PairClient& c, const Options& o);
-
-// Flat encodings for MPI_DOUBLE messages.
-std::vector<double> encode(const LevelData& d);
-LevelData decode_level(const std::vector<double>& v);
-std::vector<double> encode(const ConcurrencySeries& s);
-ConcurrencySeries decode_series(const std::vector<double>& v);
+// The node radix: j pairs between the first two hosts streaming at once, j =
+// 1, 2, 4, ...; every rank calls it, rank 0 gets the slowest pair's times.
+ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank);
+// The largest buffer any of these needs.
+std::size_t buffer_bytes(const Options& o);
 
 }  // namespace gencoll::loggp

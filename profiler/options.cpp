@@ -174,4 +174,10 @@ Options parse_options(const std::vector<std::string>& args) {
   return o;
 }
 
+FitOptions fit_options(const Options& o) {
+  FitOptions f;
+  f.max_regimes = o.max_regimes;
+  return f;
+}
+
 }  // namespace gencoll::loggp

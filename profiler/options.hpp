@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "fit.hpp"
+
 namespace gencoll::loggp {
 
 struct Options {
@@ -38,6 +40,9 @@ Options parse_options(const std::vector<std::string>& args);
 
 // "4K" -> 4096; K, M, G are powers of 1024; a trailing "B" or "iB" is allowed.
 std::uint64_t parse_bytes(const std::string& text, const std::string& option);
+
+// The fitting settings the options carry.
+FitOptions fit_options(const Options& o);
 
 extern const char* const kHelp;
 

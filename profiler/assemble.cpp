@@ -1,0 +1,124 @@
+#include "assemble.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+namespace gencoll::loggp {
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const std::string& sep) {
+  std::string s;
+  for (const std::string& x : v) s += (s.empty() ? "" : sep) + x;
+  return s;
+}
+
+std::vector<std::string> hosts_of(const std::vector<RankReport>& reports) {
+  std::vector<std::string> hosts;
+  for (const RankReport& r : reports)
+    if (std::find(hosts.begin(), hosts.end(), r.where.place.host) == hosts.end()) hosts.push_back(r.where.place.host);
+  return hosts;
+}
+
+std::string overlaps(const ConcurrencySeries& s, const RadixFit& f, const char* k) {
+  std::ostringstream t;
+  t.precision(2);
+  for (std::size_t i = 0; i < s.k.size(); ++i) t << (i ? ", " : "") << k << "=" << s.k[i] << ": " << std::fixed << f.overlap[i];
+  return t.str();
+}
+
+std::string method(const Options& o, const std::string& by) {
+  std::ostringstream m;
+  m << "measured by " << by << " with the PRTT(n,d,s) method of Hoefler, Lichei and Rehm (IPDPS 2007; seed 000 ref. 14): n = "
+    << o.messages << ", d = max(PRTT(1,0,s), 2 g(s)) from a pilot's minima, ";
+  if (o.quantile == 0.5) m << "medians";
+  else m << "quantile " << o.quantile;
+  m << " of " << o.reps << " repetitions spread over " << o.rounds << " rounds through all sizes after " << o.warmup
+    << " warm-ups, " << o.sizes.size() << " sizes " << o.sizes.front() << ".." << o.sizes.back()
+    << " B, blocking MPI_Send/MPI_Recv between one pair per level while the other ranks sleep";
+  return m.str();
+}
+
+std::string topology_note(const RunRecord& run) {
+  std::vector<std::string> note;
+  std::vector<std::string> seen;
+  for (const RankReport& r : run.reports) {
+    if (std::find(seen.begin(), seen.end(), r.where.place.host) != seen.end()) continue;
+    seen.push_back(r.where.place.host);
+    note.push_back("host " + r.where.place.host + " (hwloc): " + r.topology + "; GPUs and NICs by PCI locality: " +
+                   (r.devices.empty() ? "none found" : join(r.devices, "; ")));
+  }
+  std::vector<std::string> ranks;
+  for (std::size_t r = 0; r < run.reports.size(); ++r) ranks.push_back(describe_rank(static_cast<int>(r), run.reports[r]));
+  note.push_back("placement: " + join(ranks, "; "));
+  for (const std::string& w : run.plan.warnings) note.push_back("warning: " + w);
+  note.push_back("overheads_serialize true: each rank is one single-threaded process whose CPU runs every o_s and o_r"
+                 " (LogGOPSim's semantics)");
+  return join(note, ". ");
+}
+
+ContentionChoice contention(const RunRecord& run, const std::string& by) {
+  const Options& o = run.options;
+  ContentionChoice c;
+  const RadixFit dev = radix_from_concurrency(run.device_series.k, run.device_series.seconds);
+  c.device_radix = dev.radix;
+  c.source = "device_radix measured by " + by + ": k messages of " + std::to_string(o.concurrency_bytes) +
+             " B posted at once (MPI_Isend x k, MPI_Waitall) between the pair of level " +
+             run.plan.levels.at(static_cast<std::size_t>(run.device_level)).name + ", overlap k T(1)/T(k) = " +
+             overlaps(run.device_series, dev, "k") + " (" + std::to_string(o.reps) +
+             " repetitions); radix = the best overlap, rounded" +
+             (dev.saturated ? "" : " (not saturated at the largest k: the radix is at least this)");
+  if (run.node_series) {
+    const RadixFit node = radix_from_concurrency(run.node_series->k, run.node_series->seconds);
+    c.node_radix = node.radix;
+    c.source += "; node_radix measured likewise with j pairs streaming between the first two hosts at once (PRTT(n,0,s) of " +
+                std::to_string(o.concurrency_bytes) + " B), overlap j T(1)/T(j) = " + overlaps(*run.node_series, node, "j") +
+                (node.saturated ? "" : " (not saturated: at least this)");
+  } else {
+    c.node_radix = 0;
+    c.source += "; node_radix 0 (unlimited): one host, no message leaves the node";
+  }
+  return c;
+}
+
+}  // namespace
+
+ProfileInput assemble_profile(const RunRecord& run) {
+  const Options& o = run.options;
+  const std::vector<std::string> hosts = hosts_of(run.reports);
+  const std::string by = "gencoll-loggp on " + join(hosts, ", ") + " at " + run.date;
+  ProfileInput in;
+  // An emulated host is "name#k": the profile is named after the machine.
+  in.name = o.name.empty() ? "measured-" + hosts.front().substr(0, hosts.front().find('#')) : o.name;
+  in.description = "Measured by gencoll-loggp: " + std::to_string(run.reports.size()) + " ranks on " +
+                   std::to_string(hosts.size()) + " host(s)" +
+                   (o.emulate_nodes > 0 ? " (hosts emulated with --emulate-nodes: one real machine)" : "") + ", MPI " +
+                   run.mpi_library + (o.quick ? "; --quick mode (few repetitions)" : "");
+  in.source = method(o, by);
+  in.note = topology_note(run);
+  for (std::size_t i = 0; i < run.plan.levels.size(); ++i) {
+    MeasuredLevel m;
+    m.plan = run.plan.levels[i];
+    if (m.plan.a >= 0 && !run.levels.at(i).samples.empty()) {
+      m.fit = refit(run.levels[i], fit_options(o));
+      m.located = run.levels[i].located;
+      m.pair = describe_rank(m.plan.a, run.reports.at(static_cast<std::size_t>(m.plan.a))) + " and " +
+               describe_rank(m.plan.b, run.reports.at(static_cast<std::size_t>(m.plan.b)));
+    }
+    in.levels.push_back(std::move(m));
+  }
+  in.node_level = run.plan.node_level;
+  in.contention = contention(run, by);
+  LocalCosts lc;
+  lc.reduce_host = run.local.reduce;
+  lc.copy_host = run.local.copy;
+  lc.permute_host = run.local.permute;
+  lc.source = "measured by " + by + " on rank 0's core while the other ranks slept: medians of " + std::to_string(o.reps) +
+              " timings over " + std::to_string(o.local_bytes >> 10) +
+              " KiB buffers (compare with the caches in the note): reduce = y[i] += x[i] over doubles, copy = memcpy, permute = " +
+              run.local.permutation;
+  in.local = lc;
+  return in;
+}
+
+}  // namespace gencoll::loggp

@@ -1,0 +1,34 @@
+// Everything one run measured, turned into the profile's input with every
+// number's provenance spelled out: which hosts, when, which ranks, which
+// method and settings. Pure, so that the wording is tested without MPI.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "local_costs.hpp"
+#include "options.hpp"
+#include "placement.hpp"
+#include "profile_json.hpp"
+#include "rank_report.hpp"
+#include "results.hpp"
+
+namespace gencoll::loggp {
+
+struct RunRecord {
+  Options options;
+  std::vector<RankReport> reports;  // one per rank
+  LevelPlan plan;
+  std::vector<LevelData> levels;    // one per plan level; no samples where the plan has no pair
+  int device_level = 0;             // the level whose pair ran the concurrency series
+  ConcurrencySeries device_series;
+  std::optional<ConcurrencySeries> node_series;  // runs over several hosts only
+  LocalTiming local;
+  std::string date;         // UTC, ISO 8601
+  std::string mpi_library;  // first line of MPI_Get_library_version
+};
+
+ProfileInput assemble_profile(const RunRecord& run);
+
+}  // namespace gencoll::loggp

@@ -1,0 +1,55 @@
+#include "results.hpp"
+
+#include <stdexcept>
+
+namespace gencoll::loggp {
+
+namespace {
+constexpr std::size_t kSampleFields = 7;
+}
+
+std::vector<double> encode(const LevelData& d) {
+  std::vector<double> v{static_cast<double>(d.samples.size()), static_cast<double>(d.steps.size())};
+  for (const SizeSample& s : d.samples) v.insert(v.end(), {s.bytes, static_cast<double>(s.n), s.prtt1, s.prttn, s.prttd, s.delay, s.o_r});
+  for (std::size_t i = 0; i < d.steps.size(); ++i) v.insert(v.end(), {d.steps[i], d.located[i] ? 1.0 : 0.0});
+  return v;
+}
+
+LevelData decode_level(const std::vector<double>& v) {
+  if (v.size() < 2) throw std::runtime_error("decode_level: short message");
+  const auto ns = static_cast<std::size_t>(v[0]), nsteps = static_cast<std::size_t>(v[1]);
+  if (v.size() != 2 + ns * kSampleFields + 2 * nsteps) throw std::runtime_error("decode_level: wrong length");
+  LevelData d;
+  std::size_t at = 2;
+  for (std::size_t i = 0; i < ns; ++i, at += kSampleFields)
+    d.samples.push_back(SizeSample{v[at], static_cast<int>(v[at + 1]), v[at + 2], v[at + 3], v[at + 4], v[at + 5], v[at + 6]});
+  for (std::size_t i = 0; i < nsteps; ++i, at += 2) {
+    d.steps.push_back(v[at]);
+    d.located.push_back(v[at + 1] != 0);
+  }
+  return d;
+}
+
+std::vector<double> encode(const ConcurrencySeries& s) {
+  std::vector<double> v;
+  for (std::size_t i = 0; i < s.k.size(); ++i) v.insert(v.end(), {static_cast<double>(s.k[i]), s.seconds[i]});
+  return v;
+}
+
+ConcurrencySeries decode_series(const std::vector<double>& v) {
+  ConcurrencySeries s;
+  for (std::size_t i = 0; i + 1 < v.size(); i += 2) {
+    s.k.push_back(static_cast<int>(v[i]));
+    s.seconds.push_back(v[i + 1]);
+  }
+  return s;
+}
+
+LevelFit refit(const LevelData& d, const FitOptions& opt) {
+  LevelFit fit = fit_level(d.samples, opt);
+  if (fit.steps.size() != d.steps.size()) throw std::logic_error("refit: the fit differs from the client's");
+  for (std::size_t i = 0; i < d.steps.size(); ++i) set_step(fit, i, d.steps[i]);
+  return fit;
+}
+
+}  // namespace gencoll::loggp

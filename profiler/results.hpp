@@ -1,0 +1,33 @@
+// What a pair's client sends rank 0: a level's per-size medians with the
+// protocol switches it located, and concurrency series. Flat vectors of
+// doubles for MPI_DOUBLE messages; rank 0 refits from them (the fit is
+// deterministic), so only measurements travel.
+#pragma once
+
+#include <vector>
+
+#include "fit.hpp"
+
+namespace gencoll::loggp {
+
+struct LevelData {
+  std::vector<SizeSample> samples;  // empty: the level was not measured
+  std::vector<double> steps;        // per protocol switch: the largest size below it
+  std::vector<bool> located;        // per switch: found by bisection
+};
+
+// Time of k messages in flight at once (or of j pairs at once), for k = 1, 2, 4, ...
+struct ConcurrencySeries {
+  std::vector<int> k;
+  std::vector<double> seconds;
+};
+
+std::vector<double> encode(const LevelData& d);
+LevelData decode_level(const std::vector<double>& v);  // throws std::runtime_error on a bad length
+std::vector<double> encode(const ConcurrencySeries& s);
+ConcurrencySeries decode_series(const std::vector<double>& v);
+
+// The client's fit, rebuilt from the data it sent.
+LevelFit refit(const LevelData& d, const FitOptions& opt);
+
+}  // namespace gencoll::loggp

@@ -1,0 +1,102 @@
+// A whole run's record, as rank 0 holds it after the measurements, becomes a
+// profile the simulator loads, with the provenance of every number; the
+// messages between ranks survive their encodings.
+#include <catch2/catch.hpp>
+
+#include "loggp_synth.hpp"
+#include "profiler/assemble.hpp"
+#include "selection/machine.hpp"
+
+using namespace gencoll::loggp;
+using namespace loggp_test;
+
+namespace {
+
+RankReport report(const std::string& host, const std::string& cpus) {
+  RankReport r;
+  r.where.place = RankPlace{host, 0, 0};
+  r.where.bound = true;
+  r.where.cpus = cpus;
+  r.topology = "1 package, 1 NUMA domain, 2 cores, 2 PUs";
+  r.devices = {"eth0 (network), PCI 0000:00:03.0 [1af4:1041], near Machine L#0"};
+  return r;
+}
+
+LevelData level_data(const Truth& t) {
+  LevelData d;
+  d.samples = synth_all([&](double) { return t; }, powers_of_two(1 << 20), 8);
+  return d;
+}
+
+// Two hosts of two ranks: levels node (ranks 0, 1) and system (ranks 0, 2).
+RunRecord two_hosts() {
+  RunRecord run;
+  run.options = parse_options({"--quick"});
+  run.reports = {report("a", "0"), report("a", "1"), report("b", "0"), report("b", "1")};
+  std::vector<RankPlace> places;
+  for (const auto& r : run.reports) places.push_back(r.where.place);
+  run.plan = plan_levels(places);
+  run.levels = {level_data(Truth{0.5 * us, 0.2 * us, 0.2 * us, 0.3 * us, 0.1 * ns}),
+                level_data(Truth{2.0 * us, 0.5 * us, 0.5 * us, 0.8 * us, 0.05 * ns})};
+  run.device_level = 0;
+  run.device_series = {{1, 2, 4}, {1e-4, 2e-4, 4e-4}};
+  run.node_series = ConcurrencySeries{{1, 2}, {1e-4, 1e-4}};
+  run.local = LocalTiming{0.2e-9, 0.1e-9, 0.15e-9, "test permutation"};
+  run.date = "2026-01-01T00:00:00Z";
+  run.mpi_library = "MPICH Version: 4.0.2";
+  return run;
+}
+
+}  // namespace
+
+TEST_CASE("a run record becomes a loadable profile with its provenance", "[loggp][assemble]") {
+  const RunRecord run = two_hosts();
+  REQUIRE(run.plan.levels.size() == 2);
+  const ProfileInput in = assemble_profile(run);
+  CHECK(in.name == "measured-a");
+  CHECK_THAT(in.source, Catch::Contains("gencoll-loggp on a, b at 2026-01-01T00:00:00Z"));
+  CHECK_THAT(in.source, Catch::Contains("medians of 9 repetitions"));
+  CHECK_THAT(in.note, Catch::Contains("eth0 (network)"));
+  CHECK_THAT(in.note, Catch::Contains("rank 2 (b, CPUs 0, package 0, NUMA 0)"));
+  CHECK(in.contention.device_radix == 1);
+  CHECK(in.contention.node_radix == 2);
+  CHECK_THAT(in.contention.source, Catch::Contains("not saturated"));
+  const auto m = gencoll::sim::parse_machine(build_profile(in).dump(), "run.json");
+  CHECK(m.ranks_per_node() == 2);
+  CHECK(m.levels[1].loggp.at(1).L > m.levels[0].loggp.at(1).L);
+  CHECK(m.local.permute_host == Approx(0.15e-9));
+  CHECK_THAT(m.local.source, Catch::Contains("test permutation"));
+}
+
+TEST_CASE("one host: node_radix unlimited, emulated hosts named after the machine", "[loggp][assemble]") {
+  RunRecord run = two_hosts();
+  run.options = parse_options({"--quick", "--emulate-nodes", "2"});
+  run.reports = {report("vm#0", "0-1"), report("vm#0", "0-1"), report("vm#1", "0-1"), report("vm#1", "0-1")};
+  CHECK(assemble_profile(run).name == "measured-vm");
+  CHECK_THAT(assemble_profile(run).description, Catch::Contains("emulated"));
+  run.node_series.reset();
+  CHECK(assemble_profile(run).contention.node_radix == 0);
+}
+
+TEST_CASE("reports and results survive their encodings", "[loggp][assemble]") {
+  const RankReport r = report("host-1", "0-3");
+  const RankReport back = decode_report(encode(r));
+  CHECK(back.where.place.host == "host-1");
+  CHECK(back.where.cpus == "0-3");
+  CHECK(back.where.bound);
+  CHECK(back.devices == r.devices);
+  CHECK_THROWS_AS(decode_report("a\tb"), std::runtime_error);
+  CHECK_THROWS_AS(decode_report("h\tx\t0\t1\t0\t0\tt\t"), std::runtime_error);
+
+  LevelData d = level_data(Truth{1 * us, 0.3 * us, 0.3 * us, 0.5 * us, 0.1 * ns});
+  d.steps = {4096};
+  d.located = {true};
+  const LevelData e = decode_level(encode(d));
+  REQUIRE(e.samples.size() == d.samples.size());
+  CHECK(e.samples[3].prttd == d.samples[3].prttd);
+  CHECK(e.steps == d.steps);
+  CHECK(e.located == d.located);
+  CHECK_THROWS_AS(decode_level({3, 0, 1}), std::runtime_error);
+  const ConcurrencySeries s{{1, 2}, {1e-3, 1.5e-3}};
+  CHECK(decode_series(encode(s)).seconds == s.seconds);
+}
