@@ -39,6 +39,8 @@ sweeping algorithms and radices in one run.
   -i N            timed iterations per size and configuration (default 100)
   -x N            warm-up iterations, not timed (default 10)
   -f              full statistics: min and max latency and iterations
+  --rounds N      measure every configuration N times, interleaved, and keep
+                  the round with the lowest median (default 1)
   -c              validate: check one call's result per size and configuration
   -d host|cuda    buffers in host memory (default) or CUDA device memory
                   (libcudart is loaded at run time; one device per node-local rank)
@@ -65,13 +67,14 @@ control variables otherwise; MPICH's through MPI_T. Reductions use MPI_FLOAT
 and MPI_SUM, the others MPI_CHAR; roots are rank 0.
 
 The latency column is the median over the timed iterations of the slowest
-rank's time; min and max (-f) are over the same per-iteration times.
+rank's time (with --rounds, of the round with the lowest median); min and max
+(-f) are over the same per-iteration times.
 )";
 
 struct Options {
   std::vector<Collective> colls{Collective::allreduce};
   std::size_t min_bytes = 4, max_bytes = 1 << 20;
-  int iters = 100, warmup = 10;
+  int iters = 100, warmup = 10, rounds = 1;
   bool full = false, validate = false, cuda = false;
   std::string sweep = "native", csv, label;
 };
@@ -136,6 +139,8 @@ Options parse_options(int argc, char** argv) {
       o.iters = parse_int("-i", value(), 1);
     } else if (a == "-x") {
       o.warmup = parse_int("-x", value(), 0);
+    } else if (a == "--rounds") {
+      o.rounds = parse_int("--rounds", value(), 1);
     } else if (a == "-f") {
       o.full = true;
     } else if (a == "-c") {
@@ -343,7 +348,7 @@ int run(int argc, char** argv) {
   if (rank == 0 && !o.csv.empty()) {
     csv.open(o.csv);
     if (!csv) throw std::runtime_error("--csv " + o.csv + ": cannot write");
-    csv << "label,mpi,ranks,nodes,buffers,collective,config,bytes,iterations,median_us,min_us,max_us,mean_us\n";
+    csv << "label,mpi,ranks,nodes,buffers,collective,config,bytes,iterations,rounds,median_us,min_us,max_us,mean_us\n";
   }
   if (rank == 0)
     std::printf("# gencoll-bench: %s, %d ranks on %d node(s), %s buffers, gencoll via %s\n", mpi_name().c_str(), p,
@@ -353,8 +358,8 @@ int run(int argc, char** argv) {
     const std::vector<BenchConfig>& cfgs = configs[c];
     const bool table = cfgs.size() > 1;
     if (rank == 0) {
-      std::printf("# %s latency test (median of %d iterations, %d warm-up)\n", coll_title(c).c_str(), o.iters,
-                  o.warmup);
+      std::printf("# %s latency test (median of %d iterations, %d warm-up, best of %d round(s))\n",
+                  coll_title(c).c_str(), o.iters, o.warmup, o.rounds);
       if (table) {
         std::printf("# Size ");
         for (const BenchConfig& cfg : cfgs) std::printf(" %s", cfg.name().c_str());
@@ -369,34 +374,46 @@ int run(int argc, char** argv) {
     for (std::size_t bytes : sizes_for(c, o)) {
       std::ostringstream row;
       row << std::left << std::setw(10) << bytes << std::right;
-      for (const BenchConfig& cfg : cfgs) {
-        sw.apply(c, cfg);
-        if (o.validate) {
-          // Counted with MPI_Gather, which no configuration switches: rank 0's
-          // sum is exact even when the collective under test is broken, and
-          // rank 0 stops the run whatever the broadcast tells the others.
-          long wrong = runner.check(c, bytes);
-          std::vector<long> all(rank == 0 ? static_cast<std::size_t>(p) : 0);
-          MPI_Gather(&wrong, 1, MPI_LONG, all.data(), 1, MPI_LONG, 0, MPI_COMM_WORLD);
-          long total = std::accumulate(all.begin(), all.end(), 0L);
-          PMPI_Bcast(&total, 1, MPI_LONG, 0, MPI_COMM_WORLD);
-          if (total != 0)
-            throw std::runtime_error("validation failed: " + std::string(to_string(c)) + " " + cfg.name() + " at " +
-                                     std::to_string(bytes) + " bytes: " + std::to_string(total) + " wrong values");
+      // Each round measures every configuration once; a configuration keeps
+      // its round with the lowest median (other work on the machine only ever
+      // adds time, and spoils a round rather than a configuration).
+      std::vector<Stats> kept(cfgs.size());
+      for (int round = 0; round < o.rounds; ++round)
+        for (std::size_t i = 0; i < cfgs.size(); ++i) {
+          const BenchConfig& cfg = cfgs[i];
+          sw.apply(c, cfg);
+          if (o.validate && round == 0) {
+            // Counted with MPI_Gather, which no configuration switches: rank 0's
+            // sum is exact even when the collective under test is broken, and
+            // rank 0 stops the run whatever the broadcast tells the others.
+            long wrong = runner.check(c, bytes);
+            std::vector<long> all(rank == 0 ? static_cast<std::size_t>(p) : 0);
+            MPI_Gather(&wrong, 1, MPI_LONG, all.data(), 1, MPI_LONG, 0, MPI_COMM_WORLD);
+            long total = std::accumulate(all.begin(), all.end(), 0L);
+            PMPI_Bcast(&total, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+            if (total != 0)
+              throw std::runtime_error("validation failed: " + std::string(to_string(c)) + " " + cfg.name() +
+                                       " at " + std::to_string(bytes) + " bytes: " + std::to_string(total) +
+                                       " wrong values");
+          }
+          const std::vector<double> t = runner.time(c, bytes);
+          if (rank != 0) continue;
+          const Stats s = stats(t);
+          if (round == 0 || s.median < kept[i].median) kept[i] = s;
         }
-        const std::vector<double> t = runner.time(c, bytes);
-        if (rank != 0) continue;
-        const Stats s = stats(t);
-        row << std::fixed << std::setprecision(2) << ' ' << std::setw(table ? std::max<int>(8, int(cfg.name().size())) : 18)
-            << s.median * 1e6;
+      for (std::size_t i = 0; i < cfgs.size() && rank == 0; ++i) {
+        const BenchConfig& cfg = cfgs[i];
+        const Stats& s = kept[i];
+        row << std::fixed << std::setprecision(2) << ' '
+            << std::setw(table ? std::max<int>(8, int(cfg.name().size())) : 18) << s.median * 1e6;
         if (o.full && !table)
           row << ' ' << std::setw(18) << s.min * 1e6 << ' ' << std::setw(18) << s.max * 1e6 << ' ' << std::setw(12)
               << o.iters;
         if (csv.is_open())
           csv << o.label << ',' << '"' << mpi_name() << '"' << ',' << p << ',' << leaders << ','
               << (o.cuda ? "cuda" : "host") << ',' << to_string(c) << ',' << cfg.name() << ',' << bytes << ','
-              << o.iters << ',' << std::setprecision(3) << s.median * 1e6 << ',' << s.min * 1e6 << ','
-              << s.max * 1e6 << ',' << s.mean * 1e6 << '\n';
+              << o.iters << ',' << o.rounds << ',' << std::setprecision(3) << s.median * 1e6 << ','
+              << s.min * 1e6 << ',' << s.max * 1e6 << ',' << s.mean * 1e6 << '\n';
       }
       if (rank == 0) {
         std::printf("%s\n", row.str().c_str());

@@ -53,7 +53,7 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ] && [ -f "$lib" ]; th
   ompi() {
     timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader "$@" </dev/null 2>&1
   }
-  out=$(ompi -n 4 -x GENCOLL_DEBUG=1 -x LD_PRELOAD="$lib" "$bench" --coll all -m 8:512 -i 2 -x 1 -c \
+  out=$(ompi -n 4 -x GENCOLL_DEBUG=1 -x LD_PRELOAD="$lib" "$bench" --coll all -m 8:512 -i 2 -x 1 --rounds 2 -c \
     --sweep native,gencoll,ring --csv "$tmp/pmpi.csv") || fail "interposition sweep failed: $out"
   echo "$out" | grep -q "gencoll via interposition library" || fail "gencoll_pmpi_select not found: $out"
   for want in "allgather .*algorithm=ring k=4" "allreduce .*algorithm=permuted_recursive_multiplying k=4" \
