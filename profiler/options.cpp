@@ -43,15 +43,18 @@ Measurement
   --local-bytes BYTES    buffer of the local reduce/copy/permute timings (default 64M)
   --concurrency-bytes B  message size of the device-radix test (default 1M)
   --concurrency-max K    most concurrent messages tried (default 8)
-  --quick                fast mode for tests: sizes 1 B..1M by powers of 4,
-                         9 repetitions in 3 rounds, n = 6, 8M local buffers, 256K and up
-                         to 4 messages for the radix test (explicit options win)
+  --quick                fast mode for tests and the main job: sizes 1 B..1M
+                         by powers of 4, 9 repetitions in 3 rounds, n = 6,
+                         8M local buffers, up to 4 messages of 256K for the
+                         radix test (explicit options win)
   --emulate-nodes N      treat consecutive blocks of ranks as N hosts, to try
                          the multi-node path on one machine; the profile says so
   -h, --help             this text
 
-Run it on the MPI you will use: e.g. with an MPICH prefix P,
+Run it on the MPI you will use: gencoll-loggp is built for MPICH's ABI (Debian's
+MPICH or an MPICH prefix P), gencoll-loggp-openmpi for Open MPI's:
   P/bin/mpiexec -n 2 -bind-to core -genv LD_LIBRARY_PATH P/lib gencoll-loggp
+  mpiexec.openmpi -n 2 gencoll-loggp-openmpi --out ompi.json
 Exit status: 0 on success, 1 on a bad option or placement, 2 when a
 measurement or the output fails.
 )";

@@ -125,6 +125,7 @@ TEST_CASE("options: defaults, --quick and explicit values", "[loggp][options]") 
   const Options s = parse_options({"--sizes", "1,4K,1MiB", "-o", "x.json", "--name", "n"});
   CHECK(s.sizes == std::vector<std::uint64_t>{1, 4096, 1 << 20});
   CHECK(s.out == "x.json");
+  CHECK(parse_options({"--quantile", "0.1"}).quantile == 0.1);
   CHECK(parse_options({"--help"}).help);
 }
 
@@ -147,4 +148,6 @@ TEST_CASE("options: bad input names the option and what it takes", "[loggp][opti
   CHECK_THAT(error({"--sizes", "1", "--max-size", "4"}), Catch::Contains("one or the other"));
   CHECK_THAT(error({"--max-size", "2G"}), Catch::Contains("above 1G"));
   CHECK_THAT(error({"--name", ""}), Catch::Contains("must not be empty"));
+  CHECK_THAT(error({"--quantile", "0.7"}), Catch::Contains("--quantile: expected a number from 0 to 0.5"));
+  CHECK_THAT(error({"--quick", "--max-regimes", "9"}), Catch::Contains("--max-regimes"));
 }
