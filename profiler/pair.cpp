@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -35,11 +36,13 @@ void spin_for(double seconds) {
 void quiet_barrier(MPI_Comm comm) {
   MPI_Request req;
   check(MPI_Ibarrier(comm, &req), "MPI_Ibarrier");
+  // Backing off to 2 ms: many idle ranks on few cores (the main job
+  // oversubscribes) must not wake often enough to disturb the pair.
   int done = 0;
-  for (;;) {
+  for (auto nap = std::chrono::microseconds(50);; nap = std::min(2 * nap, std::chrono::microseconds(2000))) {
     check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    std::this_thread::sleep_for(nap);
   }
 }
 
