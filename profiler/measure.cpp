@@ -6,67 +6,89 @@
 
 namespace gencoll::loggp {
 
-LevelData measure_level(PairClient& c, const Options& o) {
-  LevelData d;
-  const int n = o.messages;
-  const std::size_t sizes = o.sizes.size();
-  const auto stat = [&](const std::vector<double>& v) { return quantile(v, o.quantile); };
-  const auto add = [](std::vector<double>& to, const std::vector<double>& from) { to.insert(to.end(), from.begin(), from.end()); };
+namespace {
 
-  // A pilot pass touches every buffer and connection and fixes each size's d,
-  // which must be the same in every round for the rounds to pool. The
-  // minimum is the estimate other work on the machine cannot inflate; d only
-  // needs to exceed g(s), with a margin.
-  // First messages pay for connections and fresh pages: untimed, once per size.
-  for (const std::uint64_t bytes : o.sizes) c.prtt(o.messages, 0, static_cast<std::size_t>(bytes), 0, 1);
-  std::vector<double> delay(sizes, 0);
-  for (std::size_t i = 0; i < sizes; ++i) {
-    const std::size_t bytes = static_cast<std::size_t>(o.sizes[i]);
+void append(std::vector<double>& to, const std::vector<double>& from) { to.insert(to.end(), from.begin(), from.end()); }
+
+// Repetitions are spread over rounds through all sizes: a burst of other work
+// then spoils one round of a size, which the statistic over the pooled
+// repetitions discards, instead of a size's whole batch.
+struct Rounds {
+  int count, reps;
+  explicit Rounds(const Options& o) : count(std::max(1, std::min(o.rounds, o.reps))), reps(o.reps) {}
+  // Exactly reps in all, the first rounds taking the remainder.
+  int in(int round) const { return reps / count + (round < reps % count ? 1 : 0); }
+};
+
+// Each size's d, fixed before the rounds so that they pool. First messages
+// pay for connections and fresh pages, so every size is touched once,
+// untimed; then the minima of a pilot, which other work on the machine
+// cannot inflate, estimate g(s), and d exceeds it with a margin.
+std::vector<double> pilot_delays(PairClient& c, const Options& o) {
+  const int n = o.messages;
+  for (const std::uint64_t bytes : o.sizes) c.prtt(n, 0, static_cast<std::size_t>(bytes), 0, 1);
+  std::vector<double> delay;
+  for (const std::uint64_t bytes : o.sizes) {
     const int pilot = std::max(5, o.warmup);
-    const double p1 = quantile(c.prtt(1, 0, bytes, pilot, 1), 0);
-    const double pn = quantile(c.prtt(n, 0, bytes, pilot, 0), 0);
+    const double p1 = quantile(c.prtt(1, 0, static_cast<std::size_t>(bytes), pilot, 1), 0);
+    const double pn = quantile(c.prtt(n, 0, static_cast<std::size_t>(bytes), pilot, 0), 0);
     // Back-to-back messages can be spaced wider than a round trip (blocking
     // rendezvous sends), but not by an order of magnitude: a pilot that says
     // so was disturbed. The profile notes any size where d < g(s) after all.
-    delay[i] = std::clamp(2 * (pn - p1) / (n - 1), p1, 20 * p1);
+    delay.push_back(std::clamp(2 * (pn - p1) / (n - 1), p1, 20 * p1));
   }
-  // Repetitions are spread over rounds through all sizes: a burst of other
-  // work then spoils one round of a size, which the statistic over the pooled
-  // repetitions discards, instead of a size's whole batch.
-  const int rounds = std::max(1, std::min(o.rounds, o.reps));
-  const int per_round = (o.reps + rounds - 1) / rounds;
+  return delay;
+}
+
+std::vector<SizeSample> measure_sizes(PairClient& c, const Options& o, const std::vector<double>& delay) {
+  const int n = o.messages;
+  const std::size_t sizes = o.sizes.size();
+  const Rounds rounds(o);
   std::vector<std::vector<double>> prtt1(sizes), prttn(sizes), prttd(sizes), o_r(sizes);
-  for (int round = 0; round < rounds; ++round)
+  for (int round = 0; round < rounds.count; ++round)
     for (std::size_t i = 0; i < sizes; ++i) {
       const std::size_t bytes = static_cast<std::size_t>(o.sizes[i]);
-      const int warm = round == 0 ? o.warmup : 1;
-      add(prtt1[i], c.prtt(1, 0, bytes, per_round, warm));
-      add(prttn[i], c.prtt(n, 0, bytes, per_round, warm));
-      add(prttd[i], c.prtt(n, delay[i], bytes, per_round, warm));
+      const int reps = rounds.in(round), warm = round == 0 ? o.warmup : 1;
+      append(prtt1[i], c.prtt(1, 0, bytes, reps, warm));
+      append(prttn[i], c.prtt(n, 0, bytes, reps, warm));
+      append(prttd[i], c.prtt(n, delay[i], bytes, reps, warm));
       // The server waits for the message to have arrived: after its
       // acknowledgement went out, the next message takes about one round trip.
-      add(o_r[i], c.receive_overhead(bytes, 1.5 * delay[i] + 1e-6, per_round, warm));
+      append(o_r[i], c.receive_overhead(bytes, 1.5 * delay[i] + 1e-6, reps, warm));
     }
+  const auto stat = [&](const std::vector<double>& v) { return quantile(v, o.quantile); };
+  std::vector<SizeSample> samples;
   for (std::size_t i = 0; i < sizes; ++i)
-    d.samples.push_back(SizeSample{static_cast<double>(o.sizes[i]), n, stat(prtt1[i]), stat(prttn[i]), stat(prttd[i]),
-                                   delay[i], stat(o_r[i])});
-  LevelFit fit = fit_level(d.samples, fit_options(o));
-  d.located.assign(fit.steps.size(), false);
-  if (o.refine)
-    for (std::size_t i = 0; i < fit.steps.size(); ++i) {
-      // The fit put every measured size below or above the switch: bisect the
-      // sizes between, each one a message below (lo) or above (hi) it.
-      double lo = fit.regimes[i].last_bytes, hi = fit.regimes[i + 1].first_bytes;
-      while (hi - lo > 1) {
-        const double mid = std::floor((lo + hi) / 2);
-        std::vector<double> t;
-        for (int round = 0; round < rounds; ++round) add(t, c.prtt(1, 0, static_cast<std::size_t>(mid), per_round, 1));
-        (above_step(fit, i, mid, stat(t)) ? hi : lo) = mid;
-      }
-      set_step(fit, i, lo);
-      d.located[i] = true;
+    samples.push_back(SizeSample{static_cast<double>(o.sizes[i]), n, stat(prtt1[i]), stat(prttn[i]), stat(prttd[i]), delay[i],
+                                 stat(o_r[i])});
+  return samples;
+}
+
+// The fit put every measured size below or above each switch: bisect the
+// sizes between, each probe a message below (lo) or above (hi) it.
+void locate_steps(PairClient& c, const Options& o, LevelFit& fit) {
+  const Rounds rounds(o);
+  for (std::size_t i = 0; i < fit.steps.size(); ++i) {
+    double lo = fit.regimes[i].last_bytes, hi = fit.regimes[i + 1].first_bytes;
+    while (hi - lo > 1) {
+      const double mid = std::floor((lo + hi) / 2);
+      std::vector<double> t;
+      for (int round = 0; round < rounds.count; ++round) append(t, c.prtt(1, 0, static_cast<std::size_t>(mid), rounds.in(round), 1));
+      (above_step(fit, i, mid, quantile(t, o.quantile)) ? hi : lo) = mid;
     }
+    set_step(fit, i, lo);
+  }
+}
+
+}  // namespace
+
+LevelData measure_level(PairClient& c, const Options& o) {
+  LevelData d;
+  d.samples = measure_sizes(c, o, pilot_delays(c, o));
+  LevelFit fit = fit_level(d.samples, fit_options(o));
+  if (o.refine) locate_steps(c, o, fit);
   d.steps = fit.steps;
+  d.located.assign(fit.steps.size(), o.refine);
   return d;
 }
 
