@@ -232,12 +232,14 @@ std::vector<Span> split_regimes(const std::vector<double>& x, const std::vector<
   for (const auto& y : series) weights.push_back(relative_weights(y));
 
   // First the noise, from the finest partition; then residuals are capped at
-  // three times it (a disturbed size costs no more than that) and models that
-  // fit within it are equal, so the criterion takes the fewest regimes.
+  // five times it (a disturbed size costs no more than that, while a change of
+  // protocol over the last three sizes still outweighs the cost of a regime)
+  // and models that fit within it are equal, so the criterion takes the
+  // fewest regimes.
   const double cap0 = 5 * opt.noise_floor;
   const Partitions fine(span_costs(x, series, weights, cap0, min_pts), max_parts, min_pts);
   const double noise = std::max(opt.noise_floor, noise_level(x, series, weights, fine.spans(max_parts)));
-  const Partitions parts(span_costs(x, series, weights, std::max(cap0, 3 * noise), min_pts), max_parts, min_pts);
+  const Partitions parts(span_costs(x, series, weights, std::max(cap0, 5 * noise), min_pts), max_parts, min_pts);
 
   const double points = static_cast<double>(n * series.size());
   std::size_t chosen = 1;

@@ -195,3 +195,18 @@ TEST_CASE("a wild size inside a regime is left out of its lines", "[loggp][fit]"
   CHECK(f.regimes[0].outliers == std::vector<double>{4096});
   CHECK(f.regimes[0].G == Approx(t.G).epsilon(1e-6));
 }
+
+TEST_CASE("a change over the last three sizes is a regime, with noise", "[loggp][fit]") {
+  // Beyond the cache, back-to-back messages slow down: g(s) and the round
+  // trip grow faster from 1 MiB on.
+  const Truth near{2.0 * us, 0.3 * us, 0.5 * us, 2.0 * us, 0.08 * ns};
+  const Truth far{2.0 * us, 0.3 * us, 0.5 * us, 2.0 * us, 0.4 * ns};
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    CAPTURE(seed);
+    const LevelFit f =
+        fit_level(synth_all([&](double s) { return s < 1e6 ? near : far; }, powers_of_two(4 << 20), 10, 0.02, seed));
+    REQUIRE(f.regimes.size() == 2);
+    CHECK(f.regimes[1].first_bytes == 1 << 20);
+    CHECK(f.regimes[1].G == Approx(far.G).epsilon(0.1));
+  }
+}
