@@ -83,6 +83,14 @@ ContentionChoice contention(const RunRecord& run, const std::string& by) {
 
 }  // namespace
 
+std::string disturbance_note(const std::vector<double>& sizes, std::size_t measured) {
+  std::string list;
+  for (double b : sizes) list += (list.empty() ? "" : ", ") + std::to_string(static_cast<long long>(b));
+  return std::to_string(sizes.size()) + " of " + std::to_string(measured) +
+         " sizes had a median PRTT(1,0,s) above twice its minimum (" + list +
+         " B): other work on the machine slowed most repetitions; rerun on an idle machine (or with --quantile 0.1)";
+}
+
 ProfileInput assemble_profile(const RunRecord& run) {
   const Options& o = run.options;
   const std::vector<std::string> hosts = hosts_of(run.reports);
@@ -101,6 +109,9 @@ ProfileInput assemble_profile(const RunRecord& run) {
     m.plan = run.plan.levels[i];
     if (m.plan.a >= 0 && !run.levels.at(i).samples.empty()) {
       m.fit = refit(run.levels[i], fit_options(o));
+      const std::vector<double> disturbed = disturbed_sizes(run.levels[i]);
+      if (!disturbed.empty())
+        m.fit.notes.insert(m.fit.notes.begin(), disturbance_note(disturbed, run.levels[i].samples.size()));
       m.located = run.levels[i].located;
       m.pair = describe_rank(m.plan.a, run.reports.at(static_cast<std::size_t>(m.plan.a))) + " and " +
                describe_rank(m.plan.b, run.reports.at(static_cast<std::size_t>(m.plan.b)));

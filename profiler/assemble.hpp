@@ -31,4 +31,7 @@ struct RunRecord {
 
 ProfileInput assemble_profile(const RunRecord& run);
 
+// The warning for a level whose `sizes` (of `measured`) were disturbed.
+std::string disturbance_note(const std::vector<double>& sizes, std::size_t measured);
+
 }  // namespace gencoll::loggp

@@ -33,6 +33,7 @@ struct SizeSample {
   double prttd = 0;    // PRTT(n,d,s)
   double delay = 0;    // the d of prttd
   double o_r = 0;      // duration of a receive call whose message had arrived
+  double prtt1_min = 0;  // the fastest PRTT(1,0,s): how far the median lies above it tells disturbance
 };
 
 // What one size's round trips say, before any fit.

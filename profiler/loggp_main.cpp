@@ -122,13 +122,14 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 std::string csv_of(const RunRecord& run) {
-  std::string s = "level,bytes,n,delay_us,prtt1_us,prttn_us,prttd_us,o_r_us,g_us,o_s_us\n";
+  std::string s = "level,bytes,n,delay_us,prtt1_us,prttn_us,prttd_us,o_r_us,g_us,o_s_us,prtt1_min_us\n";
   char line[256];
   for (std::size_t i = 0; i < run.levels.size(); ++i)
     for (const SizeSample& m : run.levels[i].samples) {
       const SizePoint p = derive(m);
-      std::snprintf(line, sizeof line, "%s,%.0f,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", run.plan.levels[i].name.c_str(), m.bytes,
-                    m.n, m.delay * 1e6, m.prtt1 * 1e6, m.prttn * 1e6, m.prttd * 1e6, m.o_r * 1e6, p.gap * 1e6, p.o_s * 1e6);
+      std::snprintf(line, sizeof line, "%s,%.0f,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", run.plan.levels[i].name.c_str(),
+                    m.bytes, m.n, m.delay * 1e6, m.prtt1 * 1e6, m.prttn * 1e6, m.prttd * 1e6, m.o_r * 1e6, p.gap * 1e6, p.o_s * 1e6,
+                    m.prtt1_min * 1e6);
       s += line;
     }
   return s;
@@ -189,6 +190,12 @@ int run(const Options& o, int rank, int size) {
   if (!o.csv.empty()) write_file(o.csv, csv_of(rec));
   print_summary(profile, o.out, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   for (const std::string& w : rec.plan.warnings) std::fprintf(stderr, "gencoll-loggp: warning: %s\n", w.c_str());
+  for (std::size_t i = 0; i < rec.levels.size(); ++i) {
+    const std::vector<double> disturbed = disturbed_sizes(rec.levels[i]);
+    if (!disturbed.empty())
+      std::fprintf(stderr, "gencoll-loggp: warning: level %s: %s\n", rec.plan.levels[i].name.c_str(),
+                   disturbance_note(disturbed, rec.levels[i].samples.size()).c_str());
+  }
   return 0;
 }
 

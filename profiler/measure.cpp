@@ -60,7 +60,7 @@ std::vector<SizeSample> measure_sizes(PairClient& c, const Options& o, const std
   std::vector<SizeSample> samples;
   for (std::size_t i = 0; i < sizes; ++i)
     samples.push_back(SizeSample{static_cast<double>(o.sizes[i]), n, stat(prtt1[i]), stat(prttn[i]), stat(prttd[i]), delay[i],
-                                 stat(o_r[i])});
+                                 stat(o_r[i]), quantile(prtt1[i], 0)});
   return samples;
 }
 

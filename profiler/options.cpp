@@ -21,7 +21,8 @@ device radix measured on this machine. Needs at least 2 ranks; bind them
 Output
   -o, --out FILE         the profile (default gencoll-loggp.json)
   --csv FILE             also the per-size medians: level,bytes,n,delay_us,
-                         prtt1_us,prttn_us,prttd_us,o_r_us,g_us,o_s_us
+                         prtt1_us,prttn_us,prttd_us,o_r_us,g_us,o_s_us and
+                         the fastest PRTT(1,0,s), prtt1_min_us
   --name NAME            the profile's name (default measured-<host>)
 
 Measurement

@@ -5,12 +5,12 @@
 namespace gencoll::loggp {
 
 namespace {
-constexpr std::size_t kSampleFields = 7;
+constexpr std::size_t kSampleFields = 8;
 }
 
 std::vector<double> encode(const LevelData& d) {
   std::vector<double> v{static_cast<double>(d.samples.size()), static_cast<double>(d.steps.size())};
-  for (const SizeSample& s : d.samples) v.insert(v.end(), {s.bytes, static_cast<double>(s.n), s.prtt1, s.prttn, s.prttd, s.delay, s.o_r});
+  for (const SizeSample& s : d.samples) v.insert(v.end(), {s.bytes, static_cast<double>(s.n), s.prtt1, s.prttn, s.prttd, s.delay, s.o_r, s.prtt1_min});
   for (std::size_t i = 0; i < d.steps.size(); ++i) v.insert(v.end(), {d.steps[i], d.located[i] ? 1.0 : 0.0});
   return v;
 }
@@ -22,7 +22,8 @@ LevelData decode_level(const std::vector<double>& v) {
   LevelData d;
   std::size_t at = 2;
   for (std::size_t i = 0; i < ns; ++i, at += kSampleFields)
-    d.samples.push_back(SizeSample{v[at], static_cast<int>(v[at + 1]), v[at + 2], v[at + 3], v[at + 4], v[at + 5], v[at + 6]});
+    d.samples.push_back(
+        SizeSample{v[at], static_cast<int>(v[at + 1]), v[at + 2], v[at + 3], v[at + 4], v[at + 5], v[at + 6], v[at + 7]});
   for (std::size_t i = 0; i < nsteps; ++i, at += 2) {
     d.steps.push_back(v[at]);
     d.located.push_back(v[at + 1] != 0);
@@ -50,6 +51,13 @@ LevelFit refit(const LevelData& d, const FitOptions& opt) {
   if (fit.steps.size() != d.steps.size()) throw std::logic_error("refit: the fit differs from the client's");
   for (std::size_t i = 0; i < d.steps.size(); ++i) set_step(fit, i, d.steps[i]);
   return fit;
+}
+
+std::vector<double> disturbed_sizes(const LevelData& d) {
+  std::vector<double> out;
+  for (const SizeSample& s : d.samples)
+    if (s.prtt1_min > 0 && s.prtt1 > 2 * s.prtt1_min) out.push_back(s.bytes);
+  return out;
 }
 
 }  // namespace gencoll::loggp

@@ -27,6 +27,10 @@ LevelData decode_level(const std::vector<double>& v);  // throws std::runtime_er
 std::vector<double> encode(const ConcurrencySeries& s);
 ConcurrencySeries decode_series(const std::vector<double>& v);
 
+// Sizes whose median PRTT(1,0,s) lies above twice its minimum: most of their
+// repetitions were slowed by other work on the machine, not by the network.
+std::vector<double> disturbed_sizes(const LevelData& d);
+
 // The client's fit, rebuilt from the data it sent.
 LevelFit refit(const LevelData& d, const FitOptions& opt);
 

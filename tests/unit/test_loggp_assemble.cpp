@@ -100,3 +100,14 @@ TEST_CASE("reports and results survive their encodings", "[loggp][assemble]") {
   const ConcurrencySeries s{{1, 2}, {1e-3, 1.5e-3}};
   CHECK(decode_series(encode(s)).seconds == s.seconds);
 }
+
+TEST_CASE("sizes whose median lies far above their fastest repetition are reported", "[loggp][assemble]") {
+  RunRecord run = two_hosts();
+  for (SizeSample& s : run.levels[0].samples) s.prtt1_min = s.prtt1 * 0.9;
+  run.levels[0].samples[4].prtt1_min = run.levels[0].samples[4].prtt1 / 3;  // 16 B
+  CHECK(disturbed_sizes(run.levels[0]) == std::vector<double>{16});
+  const ProfileInput in = assemble_profile(run);
+  REQUIRE_FALSE(in.levels[0].fit.notes.empty());
+  CHECK_THAT(in.levels[0].fit.notes[0], Catch::Contains("1 of 21 sizes") && Catch::Contains("(16 B)"));
+  CHECK(in.levels[1].fit.notes.empty());
+}
