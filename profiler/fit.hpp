@@ -58,6 +58,10 @@ struct Line {
   double at(double x) const { return intercept + slope * x; }
 };
 
+// Weights for relative residuals, 1/y^2: a 1-byte round trip of 1 us and a
+// 4 MiB one of 1 ms must both be fitted to the same few percent.
+std::vector<double> relative_weights(const std::vector<double>& y);
+
 // Least squares y ~ a + b x with weights w (all the same size, w > 0). One
 // point, or all x equal, gives slope 0 through the weighted mean.
 Line fit_line(const std::vector<double>& x, const std::vector<double>& y, const std::vector<double>& w);
