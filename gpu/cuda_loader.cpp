@@ -1,17 +1,63 @@
 #include "cuda_loader.hpp"
 
 #include <dlfcn.h>
+#include <link.h>
 
+#include <atomic>
+#include <cstring>
 #include <mutex>
 #include <vector>
 
 namespace gencoll::gpu {
 
+namespace {
+
+// How many objects the dynamic loader has loaded so far (it only counts up).
+unsigned long long loader_adds() {
+  unsigned long long adds = 0;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t size, void* out) {
+        if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof(info->dlpi_adds))
+          *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+        return 1;  // the first object carries the count: stop there
+      },
+      &adds);
+  return adds;
+}
+
+bool driver_among_loaded_objects() {
+  bool found = false;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, std::size_t, void* out) {
+        const char* name = info->dlpi_name ? info->dlpi_name : "";
+        const char* slash = std::strrchr(name, '/');
+        const char* base = slash ? slash + 1 : name;
+        // libcuda.so.1 and its links; not libcudart.so.
+        if (std::strncmp(base, "libcuda.so", std::strlen("libcuda.so")) != 0) return 0;
+        *static_cast<bool*>(out) = true;
+        return 1;
+      },
+      &found);
+  return found;
+}
+
+}  // namespace
+
 bool cuda_driver_loaded() {
-  void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (!h) return false;
-  dlclose(h);  // drops only the reference NOLOAD took
-  return true;
+  // Asked on every collective call, so it must cost next to nothing: a
+  // dlopen(RTLD_NOLOAD) searches the library path before it looks at what is
+  // loaded (20 us a call here). The loaded objects are scanned again only
+  // after the loader's count of loads moved; the driver is never unloaded
+  // once CUDA has started, so a "yes" is kept.
+  static std::atomic<bool> loaded{false};
+  static std::atomic<unsigned long long> scanned_at{0};
+  if (loaded.load(std::memory_order_relaxed)) return true;
+  const unsigned long long adds = loader_adds();
+  if (adds != 0 && adds == scanned_at.load(std::memory_order_relaxed)) return false;
+  const bool found = driver_among_loaded_objects();
+  scanned_at.store(adds, std::memory_order_relaxed);
+  if (found) loaded.store(true, std::memory_order_relaxed);
+  return found;
 }
 
 CudaLibrary::~CudaLibrary() {

@@ -78,7 +78,8 @@ SelectionChoice Config::select_from_file(const SelectionCall& call) const {
 
 Config parse_config(const std::function<const char*(const char*)>& lookup, const std::vector<std::string>& names) {
   Config cfg;
-  std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG", "GENCOLL_SELECTION_FILE"};
+  std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG", "GENCOLL_SELECTION_FILE",
+                                 "GENCOLL_GPU_STAGING", "GENCOLL_CUDA_LIBRARY"};
   for (Collective c : all_collectives()) {
     Selection& sel = cfg.coll[static_cast<int>(c)];
     const std::string var = algorithm_variable(c);
@@ -117,6 +118,14 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
     if (val == "yield") cfg.wait = WaitPolicy::yield;
     else if (val != "block") cfg.errors.push_back("GENCOLL_WAIT_POLICY=" + val + " is not valid; valid values: block, yield");
   }
+  if (const char* v = lookup("GENCOLL_GPU_STAGING")) {
+    const std::string val = v;
+    if (val == "always") cfg.gpu_staging = GpuStaging::always;
+    else if (val == "never") cfg.gpu_staging = GpuStaging::never;
+    else if (val != "auto" && !val.empty())
+      cfg.errors.push_back("GENCOLL_GPU_STAGING=" + val + " is not valid; valid values: auto, always, never");
+  }
+  if (const char* v = lookup("GENCOLL_CUDA_LIBRARY")) cfg.cuda_library = v;
   if (const char* v = lookup("GENCOLL_DEBUG")) {
     const std::string val = v;
     if (val == "1") cfg.debug = true;
@@ -156,7 +165,8 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
     if (std::find(known.begin(), known.end(), n) == known.end())
       cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<COLL>_INTRA_ALGORITHM, " +
                            "GENCOLL_<COLL>_<ALGORITHM>_KVAL (COLL: ALLGATHER, ALLREDUCE, BCAST, REDUCE), " +
-                           "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG, GENCOLL_SELECTION_FILE");
+                           "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG, GENCOLL_SELECTION_FILE, GENCOLL_GPU_STAGING, " +
+                           "GENCOLL_CUDA_LIBRARY");
   }
   return cfg;
 }

@@ -6,6 +6,8 @@
 //   GENCOLL_WAIT_POLICY              block | yield               (default block)
 //   GENCOLL_DEBUG                    0 | 1                       (default 0)
 //   GENCOLL_SELECTION_FILE           path of an MPICH selection file (default none)
+//   GENCOLL_GPU_STAGING              auto | always | never       (default auto)
+//   GENCOLL_CUDA_LIBRARY             path of libgencoll-cuda     (default: next to this library)
 // <COLL> is ALLGATHER, ALLREDUCE, BCAST or REDUCE, <ALG> an algorithm name in upper case.
 //
 // The selection file (MPICH's MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE format,
@@ -39,10 +41,17 @@ struct Selection {
 
 enum class WaitPolicy { block, yield };
 
+// How messages of collectives on device buffers travel: `always` through
+// pinned host memory, `never` as device pointers handed to the MPI, `auto` as
+// device pointers where the MPI says it is GPU-aware.
+enum class GpuStaging { auto_detect, always, never };
+
 struct Config {
   std::array<Selection, kCollectiveCount> coll;  // indexed by Collective
   std::map<std::pair<Collective, Algorithm>, int> kvals;  // the radix variables that are set
   WaitPolicy wait = WaitPolicy::block;
+  GpuStaging gpu_staging = GpuStaging::auto_detect;
+  std::string cuda_library;  // GENCOLL_CUDA_LIBRARY; empty: the default search
   bool debug = false;
   std::shared_ptr<const SelectionFile> selection_file;  // GENCOLL_SELECTION_FILE; null when unset
   std::vector<std::string> errors;  // one complete message per problem

@@ -16,6 +16,7 @@
 #include "../../coll/algorithms.hpp"
 #include "../config.hpp"
 #include "../schedule_cache.hpp"
+#include "device_call.hpp"
 #include "pmpi_transport.hpp"
 
 namespace gencoll {
@@ -269,8 +270,15 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
                  static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size,
                  prm.p, call.root, to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
   }
+  const std::shared_ptr<const Schedule> schedule = state.schedules.get(prm);
+  // The elements of bufs.type the call writes at bufs.recv (reduce: the root's alone).
+  std::uint64_t recv_count = call.count;
+  if (call.coll == Collective::allgather) recv_count *= static_cast<std::uint64_t>(prm.p);
+  if (call.coll == Collective::reduce && prm.rank != call.root) recv_count = 0;
+  if (execute_on_device(*schedule, pc, bufs, recv_count, g_config, g_config.debug && prm.rank == 0))
+    return MPI_SUCCESS;
   PmpiTransport t(pc, bufs, g_config.wait);
-  execute(*state.schedules.get(prm), t);
+  execute(*schedule, t);
   return MPI_SUCCESS;
 }
 

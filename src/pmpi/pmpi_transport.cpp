@@ -17,6 +17,25 @@ int as_int(std::uint64_t n) {
   if (n > static_cast<std::uint64_t>(INT_MAX)) throw MpiError(MPI_ERR_COUNT);
   return static_cast<int>(n);
 }
+
+// Both transports' wait: request ids are indices into `reqs`.
+void wait_some_requests(std::vector<MPI_Request>& reqs, std::vector<int>& indices, WaitPolicy wait,
+                        std::vector<Transport::Request>& done) {
+  indices.resize(reqs.size());
+  int n = MPI_UNDEFINED;
+  if (wait == WaitPolicy::block) {
+    check(PMPI_Waitsome(static_cast<int>(reqs.size()), reqs.data(), &n, indices.data(), MPI_STATUSES_IGNORE));
+  } else {
+    // Oversubscribed runs: give the core to the peer we are waiting for.
+    for (;;) {
+      check(PMPI_Testsome(static_cast<int>(reqs.size()), reqs.data(), &n, indices.data(), MPI_STATUSES_IGNORE));
+      if (n != 0) break;
+      sched_yield();
+    }
+  }
+  if (n == MPI_UNDEFINED) throw std::logic_error("gencoll: waiting with no request in flight");
+  for (int i = 0; i < n; ++i) done.push_back(static_cast<Transport::Request>(indices[i]));
+}
 }  // namespace
 
 PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait) : comm_(comm), b_(bufs), wait_(wait) {
@@ -69,22 +88,7 @@ Transport::Request PmpiTransport::irecv(int peer, std::uint32_t tag, const Range
   return post(r);
 }
 
-void PmpiTransport::wait_some(std::vector<Request>& done) {
-  indices_.resize(reqs_.size());
-  int n = MPI_UNDEFINED;
-  if (wait_ == WaitPolicy::block) {
-    check(PMPI_Waitsome(static_cast<int>(reqs_.size()), reqs_.data(), &n, indices_.data(), MPI_STATUSES_IGNORE));
-  } else {
-    // Oversubscribed runs: give the core to the peer we are waiting for.
-    for (;;) {
-      check(PMPI_Testsome(static_cast<int>(reqs_.size()), reqs_.data(), &n, indices_.data(), MPI_STATUSES_IGNORE));
-      if (n != 0) break;
-      sched_yield();
-    }
-  }
-  if (n == MPI_UNDEFINED) throw std::logic_error("gencoll: waiting with no request in flight");
-  for (int i = 0; i < n; ++i) done.push_back(static_cast<Request>(indices_[i]));
-}
+void PmpiTransport::wait_some(std::vector<Request>& done) { wait_some_requests(reqs_, indices_, wait_, done); }
 
 void PmpiTransport::reduce(const Range& in, const Range& inout) {
   if (in.count == 0) return;
@@ -139,5 +143,21 @@ void PmpiTransport::permute(const Range& region, const PermutationSpec& spec) {
     }
   });
 }
+
+Wire::Request PmpiWire::isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) {
+  MPI_Request r;
+  check(PMPI_Isend(buf, as_int(count), type_, peer, wire_tag(tag), comm_, &r));
+  reqs_.push_back(r);
+  return reqs_.size() - 1;
+}
+
+Wire::Request PmpiWire::irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) {
+  MPI_Request r;
+  check(PMPI_Irecv(buf, as_int(count), type_, peer, wire_tag(tag), comm_, &r));
+  reqs_.push_back(r);
+  return reqs_.size() - 1;
+}
+
+void PmpiWire::wait_some(std::vector<Request>& done) { wait_some_requests(reqs_, indices_, wait_, done); }
 
 }  // namespace gencoll

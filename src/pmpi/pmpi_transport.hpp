@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../config.hpp"
+#include "../device_transport.hpp"
 #include "../transport.hpp"
 
 namespace gencoll {
@@ -53,6 +54,24 @@ class PmpiTransport final : public Transport {
   std::unique_ptr<char[]> tmp_;
   char* tmp_base_ = nullptr;
   std::vector<char> stage_;
+  std::vector<MPI_Request> reqs_;
+  std::vector<int> indices_;
+};
+
+// Messages of device-buffer collectives (see DeviceTransport): contiguous
+// elements of the call's type, at addresses the MPI may or may not know to be
+// device memory.
+class PmpiWire final : public Wire {
+ public:
+  PmpiWire(MPI_Comm comm, MPI_Datatype type, WaitPolicy wait) : comm_(comm), type_(type), wait_(wait) {}
+  Request isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) override;
+  Request irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) override;
+  void wait_some(std::vector<Request>& done) override;
+
+ private:
+  MPI_Comm comm_;
+  MPI_Datatype type_;
+  WaitPolicy wait_;
   std::vector<MPI_Request> reqs_;
   std::vector<int> indices_;
 };

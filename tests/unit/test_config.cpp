@@ -62,3 +62,22 @@ TEST_CASE("fingerprints differ exactly when the selections differ", "[config]") 
   CHECK(a.fingerprint() != b.fingerprint());
   CHECK(a.fingerprint() == c.fingerprint());
 }
+
+TEST_CASE("GENCOLL_GPU_STAGING and GENCOLL_CUDA_LIBRARY", "[config]") {
+  const Config d = parse({});
+  CHECK(d.gpu_staging == GpuStaging::auto_detect);
+  CHECK(d.cuda_library.empty());
+  CHECK(parse({{"GENCOLL_GPU_STAGING", "auto"}}).gpu_staging == GpuStaging::auto_detect);
+  CHECK(parse({{"GENCOLL_GPU_STAGING", "always"}}).gpu_staging == GpuStaging::always);
+  CHECK(parse({{"GENCOLL_GPU_STAGING", "never"}}).gpu_staging == GpuStaging::never);
+  const Config lib = parse({{"GENCOLL_CUDA_LIBRARY", "/opt/gencoll/lib/libgencoll-cuda.so.0"}});
+  CHECK(lib.errors.empty());
+  CHECK(lib.cuda_library == "/opt/gencoll/lib/libgencoll-cuda.so.0");
+  const Config bad = parse({{"GENCOLL_GPU_STAGING", "pinned"}});
+  REQUIRE(bad.errors.size() == 1);
+  CHECK_THAT(bad.errors[0], Catch::Contains("GENCOLL_GPU_STAGING=pinned") && Catch::Contains("auto, always, never"));
+  // Unknown names list the new variables among the known ones.
+  const Config typo = parse({{"GENCOLL_GPU_STAGE", "always"}});
+  REQUIRE(typo.errors.size() == 1);
+  CHECK_THAT(typo.errors[0], Catch::Contains("GENCOLL_GPU_STAGING") && Catch::Contains("GENCOLL_CUDA_LIBRARY"));
+}
