@@ -24,6 +24,7 @@ for mpi in openmpi mpich; do
   command -v "$mpicc" > /dev/null && command -v "$mpiexec" > /dev/null && [ -f "$lib" ] || continue
   bin=$builddir/tests/mpi/device_check.$mpi
   src=$srcdir/tests/mpi/device_check.c
+  mkdir -p "$(dirname "$bin")"
   [ "$bin" -nt "$src" ] || "$mpicc" -O1 -Wall -Wextra -o "$bin" "$src" -ldl || fail "cannot build device_check with $mpicc"
   # ALLREDUCE/ALLGATHER BCAST REDUCE
   for algs in "recursive_multiplying knomial knomial" "permuted_recursive_multiplying kring binomial" \
