@@ -29,7 +29,8 @@ void Replay::add(const Schedule& s, const Machine& m, std::uint32_t elem_bytes, 
   const int node = m.node_of(rank);
 
   // Successor counts first (dependencies are local to the rank), then CSR fill.
-  std::vector<std::uint32_t> count(n, 0);
+  std::vector<std::uint32_t>& count = count_;
+  count.assign(n, 0);
   for (const Step& st : s.steps)
     for (const Handle* d = s.deps_begin(st); d != s.deps_end(st); ++d) ++count[*d];
 
@@ -42,7 +43,8 @@ void Replay::add(const Schedule& s, const Machine& m, std::uint32_t elem_bytes, 
   }
   succ_begin[base + n] = at;
   succ.resize(at);
-  std::vector<std::uint32_t> fill(succ_begin.begin() + base, succ_begin.begin() + base + n);
+  std::vector<std::uint32_t>& fill = fill_;
+  fill.assign(succ_begin.begin() + base, succ_begin.begin() + base + n);
 
   for (std::size_t i = 0; i < n; ++i) {
     const Step& st = s.steps[i];
@@ -73,12 +75,61 @@ void Replay::add(const Schedule& s, const Machine& m, std::uint32_t elem_bytes, 
   rank_begin.push_back(base + static_cast<std::uint32_t>(n));
 }
 
-void Replay::match() {
-  const auto less = [](const RecvKey& a, const RecvKey& b) {
-    return a.ranks != b.ranks ? a.ranks < b.ranks : a.tag < b.tag;
-  };
-  std::sort(recvs_.begin(), recvs_.end(), less);
-  std::sort(sends_.begin(), sends_.end(), less);
+void Replay::clear() {
+  ops.clear();
+  succ_begin.assign(1, 0);
+  succ.clear();
+  rank_begin.assign(1, 0);
+  messages = bytes_sent = 0;
+  recvs_.clear();
+  sends_.clear();
+}
+
+namespace {
+bool key_less(std::uint64_t a_ranks, std::uint32_t a_tag, std::uint64_t b_ranks, std::uint32_t b_tag) {
+  return a_ranks != b_ranks ? a_ranks < b_ranks : a_tag < b_tag;
+}
+}  // namespace
+
+void Replay::bucket(std::vector<RecvKey>& keys, bool by_dst) {
+  const int shift = by_dst ? 32 : 0;
+  const auto rank_of = [shift](const RecvKey& k) { return static_cast<std::uint32_t>(k.ranks >> shift); };
+  const std::uint32_t p = static_cast<std::uint32_t>(ranks());
+  if (std::any_of(keys.begin(), keys.end(), [&](const RecvKey& k) { return rank_of(k) >= p; })) {
+    // A peer that does not exist (it stays unmatched and is reported): sort fully.
+    std::sort(keys.begin(), keys.end(),
+              [](const RecvKey& a, const RecvKey& b) { return key_less(a.ranks, a.tag, b.ranks, b.tag); });
+    return;
+  }
+  count_.assign(static_cast<std::size_t>(p) + 1, 0);
+  for (const RecvKey& k : keys) ++count_[rank_of(k) + 1];
+  for (std::size_t r = 1; r < count_.size(); ++r) count_[r] += count_[r - 1];
+  tmp_.resize(keys.size());
+  for (const RecvKey& k : keys) tmp_[count_[rank_of(k)]++] = k;
+  keys.swap(tmp_);
+}
+
+void Replay::match(bool release) {
+  const auto less = [](const RecvKey& a, const RecvKey& b) { return key_less(a.ranks, a.tag, b.ranks, b.tag); };
+  // Sorted by (dst, src, tag) as a comparison sort would, but in linear time:
+  // the keys were appended rank by rank, so stable counting sorts by the rank
+  // halves leave only each (dst, src) run in step order, which is tag order for
+  // every schedule a ScheduleBuilder made. Runs out of tag order (hand-made
+  // schedules) are sorted on their own. Equal keys are an error below, so the
+  // order among them does not matter.
+  bucket(sends_, true);   // appended by src: now (dst, src)
+  bucket(recvs_, false);  // appended by dst: now (src, dst) ...
+  bucket(recvs_, true);   // ... and (dst, src)
+  for (std::vector<RecvKey>* keys : {&sends_, &recvs_}) {
+    const auto end = keys->end();
+    for (auto run = keys->begin(); run != end;) {
+      auto next = run + 1;
+      bool sorted = true;
+      for (; next != end && next->ranks == run->ranks; ++next) sorted &= !less(*next, *(next - 1));
+      if (!sorted) std::sort(run, next, less);
+      run = next;
+    }
+  }
   const auto describe = [](const RecvKey& k, const char* what) {
     return std::string(what) + " from rank " + std::to_string(k.ranks & 0xffffffffu) + " to rank " +
            std::to_string(k.ranks >> 32) + " tag " + std::to_string(k.tag);
@@ -96,9 +147,13 @@ void Replay::match() {
   if (i < sends_.size()) throw std::runtime_error("simulator: no receive matches the " + describe(sends_[i], "send"));
   if (j < recvs_.size()) throw std::runtime_error("simulator: no send matches the " + describe(recvs_[j], "receive"));
   recvs_.clear();
-  recvs_.shrink_to_fit();
   sends_.clear();
-  sends_.shrink_to_fit();
+  if (release) {
+    for (std::vector<RecvKey>* keys : {&recvs_, &sends_, &tmp_}) {
+      keys->clear();
+      keys->shrink_to_fit();
+    }
+  }
 }
 
 }  // namespace gencoll::sim

@@ -40,7 +40,12 @@ struct Replay {
   // Appends one rank's schedule (ranks must come in order 0, 1, ...).
   void add(const Schedule& s, const Machine& m, std::uint32_t elem_bytes, bool device_buffers);
   // Links every send to its receive; throws std::runtime_error naming an unmatched one.
-  void match();
+  // `release` frees the matching buffers (a one-off replay: less peak memory
+  // while the engine runs); otherwise they keep their capacity for the next replay.
+  void match(bool release = true);
+  // Empties the replay for the next collective, keeping every buffer's capacity:
+  // a sweep replays thousands of collectives of similar size on each thread.
+  void clear();
   int ranks() const { return static_cast<int>(rank_begin.size()) - 1; }
 
  private:
@@ -49,8 +54,13 @@ struct Replay {
     std::uint32_t tag;
     std::uint32_t op;
   };
+  // Counting sort by one rank half of RecvKey::ranks (stable), through tmp_.
+  void bucket(std::vector<RecvKey>& keys, bool by_dst);
+
   std::vector<RecvKey> recvs_;
   std::vector<RecvKey> sends_;  // keyed by the receive they need
+  std::vector<RecvKey> tmp_;
+  std::vector<std::uint32_t> count_, fill_;  // add()'s and bucket()'s scratch
 };
 
 // Seconds a local step of `bytes` takes (reduce/copy/permute), with the kernel

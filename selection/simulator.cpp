@@ -6,7 +6,8 @@
 #include "simulator.hpp"
 
 #include <algorithm>
-#include <queue>
+#include <array>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -18,11 +19,12 @@ namespace {
 
 // Free-at times of `per_owner` identical servers per owner (a rank's channels, a
 // node's NIC ports); a message takes the one that frees first. Zero servers
-// means unlimited: nothing to wait for.
+// means unlimited: nothing to wait for. The times live in a workspace buffer.
 class Ports {
  public:
-  Ports(std::size_t owners, int per_owner)
-      : n_(per_owner), free_(owners * static_cast<std::size_t>(std::max(per_owner, 0)), 0.0) {}
+  Ports(std::vector<double>& free, std::size_t owners, int per_owner) : n_(per_owner), free_(free) {
+    free_.assign(owners * static_cast<std::size_t>(std::max(per_owner, 0)), 0.0);
+  }
   double* earliest(std::size_t owner) {
     if (n_ == 0) return nullptr;
     double* b = free_.data() + owner * static_cast<std::size_t>(n_);
@@ -31,7 +33,7 @@ class Ports {
 
  private:
   int n_;
-  std::vector<double> free_;
+  std::vector<double>& free_;
 };
 
 enum EventKind : std::uint64_t { kDone = 0, kArrive = 1 };
@@ -44,35 +46,164 @@ struct Event {
   EventKind kind() const { return static_cast<EventKind>((key >> 32) & 1); }
   std::uint32_t op() const { return static_cast<std::uint32_t>(key); }
 };
-struct Later {
-  bool operator()(const Event& a, const Event& b) const { return a.t != b.t ? a.t > b.t : a.key > b.key; }
+// (t, key) is a total order (keys are unique), so any correct priority queue
+// pops events in the same sequence: the choice of queue cannot change a result.
+inline bool before(const Event& a, const Event& b) { return a.t < b.t || (a.t == b.t && a.key < b.key); }
+
+// A 4-ary min-heap: half the levels of a binary heap, and a node's four
+// children are adjacent, so a pop (the event loop's largest cost with
+// std::priority_queue) makes fewer unpredictable branches and cache misses.
+class EventQueue {
+ public:
+  explicit EventQueue(std::vector<Event>& storage) : h_(storage) { h_.clear(); }
+  bool empty() const { return h_.empty(); }
+
+  void push(const Event& e) {
+    std::size_t i = h_.size();
+    h_.push_back(e);
+    sift_up(i, e);
+  }
+
+  Event pop() {
+    const Event top = h_.front();
+    const Event last = h_.back();
+    h_.pop_back();
+    const std::size_t n = h_.size();
+    if (n == 0) return top;
+    // Floyd's pop: the hole sinks to a leaf along the smallest children, then
+    // `last` rises from there; it came from the bottom and mostly stays there,
+    // which saves comparing it on the way down.
+    std::size_t i = 0;
+    for (std::size_t c = 1; c < n; c = 4 * i + 1) {
+      std::size_t best = c;
+      const std::size_t end = std::min(c + 4, n);
+      for (std::size_t j = c + 1; j < end; ++j)
+        if (before(h_[j], h_[best])) best = j;
+      h_[i] = h_[best];
+      i = best;
+    }
+    sift_up(i, last);
+    return top;
+  }
+
+ private:
+  void sift_up(std::size_t i, const Event& e) {
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (!before(e, h_[parent])) break;
+      h_[i] = h_[parent];
+      i = parent;
+    }
+    h_[i] = e;
+  }
+
+  std::vector<Event>& h_;
+};
+
+// A radix heap (Ahuja et al.) over the bits of the time, for event loops whose
+// times never go back: an event is pushed at or after the time of the event
+// being handled. Bucket b > 0 holds events whose time first differs from the
+// last popped time in bit b - 1; bucket 0 those equal to it, in creation order.
+// A push is an append and a pop mostly reads bucket 0, so a collective that
+// puts tens of thousands of events in flight (every rank's sends of a k-ring
+// reduce-scatter are ready at once) costs no cache-missing walk down a heap.
+// For t >= +0 the bits of a double order as the double does.
+class RadixQueue {
+ public:
+  using Buckets = std::array<std::vector<Event>, 65>;
+  explicit RadixQueue(Buckets& storage) : b_(storage) {
+    for (std::vector<Event>& v : b_) v.clear();
+  }
+  bool empty() const { return size_ == 0; }
+
+  void push(const Event& e) {
+    b_[bucket(bits(e.t))].push_back(e);
+    ++size_;
+  }
+
+  Event pop() {
+    std::vector<Event>& now = b_[0];
+    if (head_ == now.size()) {
+      now.clear();
+      head_ = 0;
+      std::size_t i = 1;
+      while (b_[i].empty()) ++i;
+      std::vector<Event>& v = b_[i];
+      std::uint64_t least = bits(v.front().t);
+      for (const Event& e : v) least = std::min(least, bits(e.t));
+      last_ = least;
+      for (const Event& e : v) b_[bucket(bits(e.t))].push_back(e);  // all land below i
+      v.clear();
+      // Bucket i held events pushed directly and events moved down from higher
+      // buckets later, so equal times may be out of creation order here.
+      if (now.size() > 1)
+        std::sort(now.begin(), now.end(), [](const Event& a, const Event& b) { return a.key < b.key; });
+    }
+    --size_;
+    return now[head_++];
+  }
+
+ private:
+  static std::uint64_t bits(double t) {
+    std::uint64_t u;
+    std::memcpy(&u, &t, sizeof u);
+    return u;
+  }
+  std::size_t bucket(std::uint64_t key) const {
+    return key == last_ ? 0 : 64 - static_cast<std::size_t>(__builtin_clzll(key ^ last_));
+  }
+
+  Buckets& b_;
+  std::uint64_t last_ = 0;  // time bits of the last pop (0: +0.0, where the loop starts)
+  std::size_t size_ = 0, head_ = 0;
 };
 
 double wire_time(double bytes, double G) { return bytes > 1 ? (bytes - 1) * G : 0; }
 
+}  // namespace
+
+struct SimWorkspace::Buffers {
+  Replay rp;
+  std::vector<Event> heap;
+  RadixQueue::Buckets buckets;
+  std::vector<double> cpu_free, compute_free, send_chan, recv_chan, egress, ingress;
+};
+
+SimWorkspace::SimWorkspace() : b_(std::make_unique<Buffers>()) {}
+SimWorkspace::~SimWorkspace() = default;
+SimWorkspace::SimWorkspace(SimWorkspace&&) noexcept = default;
+SimWorkspace& SimWorkspace::operator=(SimWorkspace&&) noexcept = default;
+
+namespace {
+
+// Queue: RadixQueue when times cannot go back (see monotone()), else EventQueue.
+template <class Queue>
 class Engine {
  public:
-  Engine(const Machine& m, Replay& rp, const SimOptions& opt)
+  // Runs on the replay in `ws` (already matched), with `ws`'s buffers.
+  Engine(const Machine& m, SimWorkspace::Buffers& ws, const SimOptions& opt, Queue queue)
       : m_(m),
-        ops_(rp.ops),
-        rp_(rp),
+        ops_(ws.rp.ops),
+        rp_(ws.rp),
         serialize_(m.overheads_serialize),
-        cpu_free_(rp.ranks(), 0.0),
-        compute_free_(rp.ranks(), 0.0),
-        send_chan_(rp.ranks(), opt.contention ? m.contention.device_radix : 0),
-        recv_chan_(rp.ranks(), opt.contention ? m.contention.device_radix : 0),
-        egress_(nodes(m, rp.ranks()), opt.contention ? m.contention.node_radix : 0),
-        ingress_(nodes(m, rp.ranks()), opt.contention ? m.contention.node_radix : 0) {
-    result_.rank_done.assign(rp.ranks(), 0.0);
-    for (const Level& l : m.levels) curves_.push_back(&l.loggp);
+        cpu_free_(ws.cpu_free),
+        compute_free_(ws.compute_free),
+        send_chan_(ws.send_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
+        recv_chan_(ws.recv_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
+        egress_(ws.egress, nodes(m, rp_.ranks()), opt.contention ? m.contention.node_radix : 0),
+        ingress_(ws.ingress, nodes(m, rp_.ranks()), opt.contention ? m.contention.node_radix : 0),
+        queue_(queue) {
+    cpu_free_.assign(rp_.ranks(), 0.0);
+    compute_free_.assign(rp_.ranks(), 0.0);
+    result_.rank_done.assign(rp_.ranks(), 0.0);
+    for (const Level& l : m.levels) curves_.push_back(CachedCurve{&l.loggp, -1, Loggp{}});
   }
 
   SimResult run() {
     for (std::uint32_t i = 0; i < ops_.size(); ++i)
       if (ops_[i].pending == 0) ready(i, 0.0);
     while (!queue_.empty()) {
-      const Event e = queue_.top();
-      queue_.pop();
+      const Event e = queue_.pop();
       ++result_.events;
       if (e.kind() == kDone) release_successors(e.op(), e.t);
       else arrive(e.op(), e.t);
@@ -90,7 +221,21 @@ class Engine {
     const int rpn = m.ranks_per_node();
     return rpn == 0 ? 1 : static_cast<std::size_t>((p + rpn - 1) / rpn);
   }
-  Loggp loggp(const Op& send) const { return curves_[send.level]->at(send.v); }
+  // Most messages of a collective have one size per level: remembering the
+  // last lookup saves the table's search and interpolation (same inputs, same bits).
+  struct CachedCurve {
+    const LoggpCurve* curve;
+    double bytes = -1;
+    Loggp at;
+  };
+  const Loggp& loggp(const Op& send) {
+    CachedCurve& c = curves_[send.level];
+    if (send.v != c.bytes) {
+      c.at = c.curve->at(send.v);
+      c.bytes = send.v;
+    }
+    return c.at;
+  }
 
   void ready(std::uint32_t i, double t) {
     switch (ops_[i].kind) {
@@ -218,14 +363,32 @@ class Engine {
   std::vector<Op>& ops_;
   const Replay& rp_;
   const bool serialize_;
-  std::vector<const LoggpCurve*> curves_;
-  std::vector<double> cpu_free_, compute_free_;
+  std::vector<CachedCurve> curves_;
+  std::vector<double>&cpu_free_, &compute_free_;
   Ports send_chan_, recv_chan_, egress_, ingress_;
-  std::priority_queue<Event, std::vector<Event>, Later> queue_;
+  Queue queue_;
   std::uint64_t seq_ = 0;
   std::size_t finished_ = 0;
   SimResult result_;
 };
+
+// Every event is pushed at or after the time of the event being handled when
+// no cost is negative (profiles are validated so; hand-made machines may not be).
+bool monotone(const Machine& m) {
+  const auto ok = [](double x) { return x >= 0; };  // false for NaN too
+  for (const Level& l : m.levels)
+    for (const LoggpCurve::Point& pt : l.loggp.points())
+      if (!(ok(pt.at.L) && ok(pt.at.o_s) && ok(pt.at.o_r) && ok(pt.at.g) && ok(pt.at.G))) return false;
+  const LocalCosts& c = m.local;
+  return ok(c.reduce_host) && ok(c.reduce_device) && ok(c.copy_host) && ok(c.copy_device) && ok(c.permute_host) &&
+         ok(c.permute_device) && ok(c.kernel_launch);
+}
+
+// Both queues pop in (time, creation) order, so the result does not depend on which runs.
+SimResult run_engine(const Machine& m, SimWorkspace::Buffers& b, const SimOptions& opt) {
+  if (monotone(m)) return Engine<RadixQueue>(m, b, opt, RadixQueue(b.buckets)).run();
+  return Engine<EventQueue>(m, b, opt, EventQueue(b.heap)).run();
+}
 
 bool device_buffers(const Machine& m, const SimOptions& opt) {
   return opt.buffers == Buffers::profile ? m.device_buffers : opt.buffers == Buffers::device;
@@ -234,21 +397,35 @@ bool device_buffers(const Machine& m, const SimOptions& opt) {
 }  // namespace
 
 SimResult simulate(const Machine& m, const std::vector<Schedule>& schedules, const SimOptions& opt) {
-  Replay rp;
-  for (const Schedule& s : schedules) rp.add(s, m, opt.elem_bytes, device_buffers(m, opt));
-  rp.match();
-  return Engine(m, rp, opt).run();
+  SimWorkspace ws;
+  SimWorkspace::Buffers& b = ws.buffers();
+  for (const Schedule& s : schedules) b.rp.add(s, m, opt.elem_bytes, device_buffers(m, opt));
+  b.rp.match();
+  return run_engine(m, b, opt);
 }
 
-SimResult simulate(const Machine& m, const CollParams& params, const SimOptions& opt) {
-  Replay rp;
+namespace {
+SimResult simulate_into(const Machine& m, const CollParams& params, const SimOptions& opt, SimWorkspace& ws,
+                        bool release) {
+  SimWorkspace::Buffers& b = ws.buffers();
+  b.rp.clear();
   CollParams one = params;
   for (int r = 0; r < params.p; ++r) {
     one.rank = r;
-    rp.add(generate(one), m, opt.elem_bytes, device_buffers(m, opt));
+    b.rp.add(generate(one), m, opt.elem_bytes, device_buffers(m, opt));
   }
-  rp.match();
-  return Engine(m, rp, opt).run();
+  b.rp.match(release);
+  return run_engine(m, b, opt);
+}
+}  // namespace
+
+SimResult simulate(const Machine& m, const CollParams& params, const SimOptions& opt) {
+  SimWorkspace ws;
+  return simulate_into(m, params, opt, ws, true);
+}
+
+SimResult simulate(const Machine& m, const CollParams& params, const SimOptions& opt, SimWorkspace& ws) {
+  return simulate_into(m, params, opt, ws, false);
 }
 
 }  // namespace gencoll::sim

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "coll/algorithms.hpp"
@@ -29,6 +30,23 @@ struct SimResult {
   std::uint64_t events = 0;       // events popped from the queue
 };
 
+// The buffers of one simulation (the replay's arrays, the event queue, the
+// resources' free-at times), kept between calls so that a thread simulating many
+// collectives (a sweep) allocates them once instead of once per collective.
+// One per thread; the results do not depend on what it simulated before.
+class SimWorkspace {
+ public:
+  SimWorkspace();
+  ~SimWorkspace();
+  SimWorkspace(SimWorkspace&&) noexcept;
+  SimWorkspace& operator=(SimWorkspace&&) noexcept;
+  struct Buffers;
+  Buffers& buffers() { return *b_; }
+
+ private:
+  std::unique_ptr<Buffers> b_;
+};
+
 // Replays the given schedules, one per rank (schedules[r].rank == r). Throws
 // std::runtime_error when a send has no matching receive, or when steps remain
 // that can never run (a dependency cycle or a receive nobody sends to).
@@ -38,5 +56,7 @@ SimResult simulate(const Machine& m, const std::vector<Schedule>& schedules, con
 // replays them; schedules are compiled one at a time, so memory stays at the
 // simulator's compact form.
 SimResult simulate(const Machine& m, const CollParams& params, const SimOptions& opt);
+// The same, reusing `ws`'s buffers.
+SimResult simulate(const Machine& m, const CollParams& params, const SimOptions& opt, SimWorkspace& ws);
 
 }  // namespace gencoll::sim

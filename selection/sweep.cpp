@@ -4,8 +4,10 @@
 #include <atomic>
 #include <exception>
 #include <iomanip>
+#include <map>
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "bound.hpp"
 
@@ -43,20 +45,83 @@ std::vector<SweepPoint> sweep_points(const std::vector<Collective>& colls, const
   return out;
 }
 
+namespace {
+
+// The generator a point runs, as far as its schedules are concerned: the
+// fixed-radix baselines are their generalized algorithm at one radix (binomial
+// is k-nomial with k = 2, recursive doubling is recursive multiplying with
+// k = 2, ring is k-ring with k = p), and coll/ reads the radix only through
+// effective_radix(). Points with equal keys simulate the same schedules.
+struct ScheduleKey {
+  Collective coll;
+  Algorithm family;
+  int radix;
+  std::uint64_t count;
+  bool operator<(const ScheduleKey& o) const {
+    return std::tie(coll, family, radix, count) < std::tie(o.coll, o.family, o.radix, o.count);
+  }
+};
+
+Algorithm family(Algorithm a) {
+  switch (a) {
+    case Algorithm::binomial: return Algorithm::knomial;
+    case Algorithm::recursive_doubling: return Algorithm::recursive_multiplying;
+    case Algorithm::ring: return Algorithm::kring;
+    default: return a;
+  }
+}
+
+// Rough messages per rank, only to start the longest simulations first so the
+// threads finish together (the results do not depend on the order).
+double work_estimate(const SweepPoint& pt, int p) {
+  const int k = effective_radix(pt.alg, p, pt.k);
+  double per_rank = 0;
+  switch (family(pt.alg)) {
+    case Algorithm::kring: per_rank = p; break;
+    default: {
+      int rounds = 0;
+      for (long span = 1; span < p; span *= k) ++rounds;
+      per_rank = static_cast<double>(k - 1) * rounds;
+    }
+  }
+  return pt.coll == Collective::allreduce ? 2 * per_rank : per_rank;
+}
+
+}  // namespace
+
 std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<SweepPoint>& points,
                                 const SimOptions& opt, int threads,
                                 const std::function<void(std::size_t)>& done) {
   std::vector<SweepRow> rows(points.size());
+  const auto count_of = [&](const SweepPoint& pt) { return std::max<std::uint64_t>(1, pt.bytes / opt.elem_bytes); };
+
+  // Simulate each distinct schedule once; the other points copy its row.
+  std::map<ScheduleKey, std::size_t> first;
+  std::vector<std::vector<std::size_t>> copies(points.size());
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const SweepPoint& pt = points[i];
+    const ScheduleKey key{pt.coll, family(pt.alg), effective_radix(pt.alg, p, pt.k), count_of(pt)};
+    const auto [it, fresh] = first.emplace(key, i);
+    if (fresh) todo.push_back(i);
+    else copies[it->second].push_back(i);
+  }
+  std::stable_sort(todo.begin(), todo.end(), [&](std::size_t a, std::size_t b) {
+    return work_estimate(points[a], p) > work_estimate(points[b], p);
+  });
+
   std::atomic<std::size_t> next{0}, finished{0};
   const auto work = [&] {
-    for (std::size_t i; (i = next.fetch_add(1)) < points.size();) {
+    SimWorkspace ws;
+    for (std::size_t t; (t = next.fetch_add(1)) < todo.size();) {
+      const std::size_t i = todo[t];
       const SweepPoint& pt = points[i];
       SweepRow& row = rows[i];
       row.point = pt;
       row.radix = effective_radix(pt.alg, p, pt.k);
-      const std::uint64_t count = std::max<std::uint64_t>(1, pt.bytes / opt.elem_bytes);
+      const std::uint64_t count = count_of(pt);
       try {
-        const SimResult r = simulate(m, make_params(pt.coll, pt.alg, p, pt.k, count), opt);
+        const SimResult r = simulate(m, make_params(pt.coll, pt.alg, p, pt.k, count), opt, ws);
         row.time = r.time;
         row.events = r.events;
         const Bound b = lower_bound(m, pt.coll, p, count, opt);
@@ -65,8 +130,15 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
       } catch (const std::exception& e) {
         row.error = e.what();
       }
-      const std::size_t n = finished.fetch_add(1) + 1;
-      if (done) done(n);
+      for (const std::size_t c : copies[i]) {
+        rows[c] = row;
+        rows[c].point = points[c];
+        rows[c].radix = effective_radix(points[c].alg, p, points[c].k);
+      }
+      for (std::size_t n = 0; n <= copies[i].size(); ++n) {
+        const std::size_t f = finished.fetch_add(1) + 1;
+        if (done) done(f);
+      }
     }
   };
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
