@@ -115,12 +115,14 @@ Regime fit_regime(const std::vector<SizePoint>& pts, const Span& span, const Fit
     r.o_s = r.g;
   }
   // L = half - o_s - o_r - (s-1)G must not go negative at the regime's
-  // smallest size, where (s-1)G is negligible: when the overheads already fill
-  // half the round trip (the CPU moves the bytes, so a timed receive holds the
-  // copy too), they give way. At large sizes a negative L means the slope of
-  // g(s) exceeds that of the round trip by a little: L_at() holds L at 0.
-  const double deficit = -(r.half_rtt.at(x.front()) - r.o_s - r.o_r - x.front() * r.G);
-  if (deficit > 0) {
+  // smallest size while (s-1)G is small there: when the overheads already
+  // fill half the round trip (the CPU moves the bytes, so a timed receive
+  // holds the copy too), they give way. Where (s-1)G is large, a negative L
+  // means back-to-back messages are spaced wider than one message takes (G
+  // comes from g(s), as the method has it): L_at() holds L at 0, noted below.
+  const double front_stream = x.front() * r.G;
+  const double deficit = -(r.half_rtt.at(x.front()) - r.o_s - r.o_r - front_stream);
+  if (deficit > 0 && front_stream < 0.5 * r.half_rtt.at(x.front())) {
     const double from_or = std::min(deficit, r.o_r);
     r.o_r -= from_or;
     const double from_os = std::min(deficit - from_or, r.o_s);
@@ -131,7 +133,8 @@ Regime fit_regime(const std::vector<SizePoint>& pts, const Span& span, const Fit
   const double tail = r.half_rtt.at(x.back()) - r.o_s - r.o_r - x.back() * r.G;
   if (tail < -0.05 * r.half_rtt.at(x.back()))
     notes.push_back(where + "(s-1)G exceeds half the round trip at " + std::to_string(static_cast<long long>(r.last_bytes)) +
-                    " B by " + us(-tail) + ": L held at 0 there");
+                    " B by " + us(-tail) + ": back-to-back messages are spaced wider than one message takes; L held at 0,"
+                    " so that the simulated one-way time is the longer");
   return r;
 }
 

@@ -210,3 +210,29 @@ TEST_CASE("a change over the last three sizes is a regime, with noise", "[loggp]
     CHECK(f.regimes[1].G == Approx(far.G).epsilon(0.1));
   }
 }
+
+TEST_CASE("streams slower than one message keep their overheads and hold L at 0", "[loggp][fit]") {
+  // g(s) grows 0.8 ns/B while the round trip grows 0.2 ns/B per direction:
+  // G comes from g(s), so L would go negative at large sizes.
+  std::vector<SizeSample> v;
+  for (double s : powers_of_two(4 << 20)) {
+    if (s < 65536) continue;
+    SizeSample m;
+    m.bytes = s;
+    m.n = 10;
+    m.prtt1 = 2 * (5 * us + (s - 1) * 0.2 * ns);
+    m.prttn = m.prtt1 + 9 * (3 * us + (s - 1) * 0.8 * ns);
+    m.delay = 2 * m.prtt1;
+    m.prttd = m.prtt1 + 9 * (1 * us + m.delay);
+    m.o_r = 1.5 * us;
+    v.push_back(m);
+  }
+  const LevelFit f = fit_level(v);
+  REQUIRE(f.regimes.size() == 1);
+  CHECK(f.regimes[0].G == Approx(0.8 * ns).epsilon(1e-6));
+  CHECK(f.regimes[0].o_s == Approx(1 * us).epsilon(1e-6));
+  CHECK(f.regimes[0].o_r == Approx(1.5 * us).epsilon(1e-6));
+  CHECK(f.regimes[0].L_at(4 << 20) == 0);
+  REQUIRE_FALSE(f.notes.empty());
+  CHECK_THAT(f.notes.back(), Catch::Contains("spaced wider"));
+}
