@@ -163,17 +163,18 @@ void execute_on_host_copies(const Schedule& s, MPI_Comm comm, const PmpiBuffers&
 }  // namespace
 
 bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
-                       const Config& cfg, bool log) {
+                       const Config& cfg, bool first_rank) {
   if (!gpu::cuda_driver_loaded()) return false;
   DeviceRuntime& rt = device_runtime(cfg);
   if (!rt.ops) {
     // Device buffers would now be read as host memory; say why, once.
     static std::atomic<bool> said{false};
-    if (log && !said.exchange(true))
+    if (first_rank && !said.exchange(true))
       std::fprintf(stderr, "gencoll: the CUDA driver is loaded but libgencoll-cuda is not (%s); buffers are taken "
                    "to be host memory (set GENCOLL_CUDA_LIBRARY)\n", rt.error.c_str());
     return false;
   }
+  const bool log = cfg.debug && first_rank;
   gpu::DeviceOps& ops = *rt.ops;
   const MemoryKind send_kind = b.send ? ops.memory_kind(b.send) : MemoryKind::host;
   const MemoryKind recv_kind = recv_count > 0 && b.recv ? ops.memory_kind(b.recv) : MemoryKind::host;

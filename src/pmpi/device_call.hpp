@@ -26,8 +26,11 @@ namespace gencoll {
 // Runs `s` when the call's buffers include device memory and returns true;
 // returns false, having done nothing, for host buffers. `recv_count`: the
 // elements of `b.type` the call writes at b.recv (0 where it writes none).
-// `log`: this rank prints the GENCOLL_DEBUG lines.
+// `first_rank`: this is the communicator's rank 0, which prints the
+// GENCOLL_DEBUG lines, and once, even without GENCOLL_DEBUG, that the CUDA
+// driver is loaded but libgencoll-cuda is not (device buffers would then be
+// taken for host memory).
 bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
-                       const Config& cfg, bool log);
+                       const Config& cfg, bool first_rank);
 
 }  // namespace gencoll
