@@ -114,7 +114,8 @@ std::optional<DeviceBuffers> device_buffers(const PmpiBuffers& b, MemoryKind sen
   d.recv = b.recv;
   d.elem_bytes = static_cast<std::size_t>(l.extent);
   // Elements are moved as bytes: the type must have no gaps, or be one of the
-  // MINLOC/MAXLOC pairs whose padding is part of the kernels' C struct.
+  // MINLOC/MAXLOC pairs whose padding is part of the kernels' C struct (that
+  // padding, unlike the host path's, may change: it is no one's data).
   const bool dense = l.size == l.extent && l.true_lb == 0 && l.true_extent == l.extent;
   const bool pair = elem && l.true_lb == 0 && gpu::elem_size(*elem) == static_cast<std::size_t>(l.extent);
   if (!dense && !pair) {

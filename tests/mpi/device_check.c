@@ -13,12 +13,14 @@
  * MPI_IN_PLACE; long double sum and a user op on host copies; a host send
  * buffer with a device receive buffer), allgather of ints (separate and in
  * place), bcast of chars from the last rank, reduce of longs to the middle
- * rank (whose peers pass NULL). Exit status 1 on the rank that saw a wrong
- * result.
+ * rank (whose peers pass NULL); and every predefined type the kernels cover
+ * with every op defined on it, device against host buffers byte for byte.
+ * Exit status 1 on the rank that saw a wrong result.
  */
 #include <mpi.h>
 
 #include <dlfcn.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,6 +194,103 @@ static void other_cases(void) {
   dev_free(vs);
 }
 
+/* Every predefined type the device kernels cover, with every op MPI defines
+ * on it: the allreduce on device buffers must give the bytes the same
+ * allreduce gives on host buffers, where the MPI's own MPI_Reduce_local does
+ * the arithmetic. Checks the datatype/op mapping (sizes of C long, unsigned
+ * and pair types included). */
+enum kind { INTEGER, FLOATING, COMPLEX, BOOLEAN, PAIR };
+struct typed {
+  MPI_Datatype type;
+  const char* name;
+  enum kind kind;
+};
+
+static void fill(void* buf, const struct typed* t, int n, int extent) {
+  memset(buf, 0, (size_t)n * extent);
+  for (int i = 0; i < n; ++i) {
+    char* e = (char*)buf + (size_t)i * extent;
+    const int v = (rank * 5 + i * 3) % 7 + 1; /* small: no overflow in a product of <= 5 ranks */
+    if (t->type == MPI_INT8_T) *(int8_t*)e = (int8_t)(v - 4);
+    else if (t->type == MPI_UINT16_T) *(uint16_t*)e = (uint16_t)v;
+    else if (t->type == MPI_INT) *(int*)e = v - 4;
+    else if (t->type == MPI_UNSIGNED_LONG) *(unsigned long*)e = (unsigned long)v << 33;
+    else if (t->type == MPI_LONG_LONG) *(long long*)e = -(long long)v;
+    else if (t->type == MPI_UNSIGNED_CHAR) *(unsigned char*)e = (unsigned char)(v * 17);
+    else if (t->type == MPI_FLOAT) *(float*)e = (float)v / 8;
+    else if (t->type == MPI_DOUBLE) *(double*)e = (double)v / 16;
+    else if (t->type == MPI_C_FLOAT_COMPLEX) ((float*)e)[0] = (float)v, ((float*)e)[1] = (float)(i % 3);
+    else if (t->type == MPI_C_BOOL) *(_Bool*)e = v % 2;
+    else if (t->type == MPI_2INT) ((int*)e)[0] = v % 3, ((int*)e)[1] = rank;
+    else if (t->type == MPI_FLOAT_INT) *(float*)e = (float)(v % 3), *(int*)(e + sizeof(float)) = rank;
+    else if (t->type == MPI_DOUBLE_INT) *(double*)e = (double)(v % 3), *(int*)(e + sizeof(double)) = rank;
+    else if (t->type == MPI_LONG_INT) *(long*)e = v % 3, *(int*)(e + sizeof(long)) = rank;
+    else if (t->type == MPI_SHORT_INT) *(short*)e = (short)(v % 3), *(int*)(e + sizeof(int)) = rank;
+  }
+}
+
+/* Whether two results agree in every byte the type describes: the padding
+ * inside MPI_DOUBLE_INT, MPI_LONG_INT and MPI_SHORT_INT is not data (the
+ * device path moves whole structs, so it may differ there). */
+static int same_data(const char* a, const char* b, MPI_Datatype type, int n, int extent) {
+  if (type != MPI_DOUBLE_INT && type != MPI_LONG_INT && type != MPI_SHORT_INT)
+    return memcmp(a, b, (size_t)n * extent) == 0;
+  const size_t value = type == MPI_SHORT_INT ? sizeof(short) : 8;
+  const size_t index = type == MPI_SHORT_INT ? sizeof(int) : 8; /* offset of the int */
+  for (int i = 0; i < n; ++i) {
+    const char* x = a + (size_t)i * extent;
+    const char* y = b + (size_t)i * extent;
+    if (memcmp(x, y, value) != 0 || memcmp(x + index, y + index, sizeof(int)) != 0) return 0;
+  }
+  return 1;
+}
+
+static void predefined_cases(void) {
+  const struct typed types[] = {
+      {MPI_INT8_T, "MPI_INT8_T", INTEGER},         {MPI_UINT16_T, "MPI_UINT16_T", INTEGER},
+      {MPI_INT, "MPI_INT", INTEGER},               {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", INTEGER},
+      {MPI_LONG_LONG, "MPI_LONG_LONG", INTEGER},   {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", INTEGER},
+      {MPI_FLOAT, "MPI_FLOAT", FLOATING},          {MPI_DOUBLE, "MPI_DOUBLE", FLOATING},
+      {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", COMPLEX}, {MPI_C_BOOL, "MPI_C_BOOL", BOOLEAN},
+      {MPI_2INT, "MPI_2INT", PAIR},                {MPI_FLOAT_INT, "MPI_FLOAT_INT", PAIR},
+      {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", PAIR},    {MPI_LONG_INT, "MPI_LONG_INT", PAIR},
+      {MPI_SHORT_INT, "MPI_SHORT_INT", PAIR}};
+  const struct {
+    MPI_Op op;
+    const char* name;
+    unsigned kinds; /* bit per enum kind */
+  } ops[] = {{MPI_SUM, "SUM", 1u << INTEGER | 1u << FLOATING | 1u << COMPLEX},
+             {MPI_PROD, "PROD", 1u << INTEGER | 1u << FLOATING | 1u << COMPLEX},
+             {MPI_MAX, "MAX", 1u << INTEGER | 1u << FLOATING},
+             {MPI_MIN, "MIN", 1u << INTEGER | 1u << FLOATING},
+             {MPI_BAND, "BAND", 1u << INTEGER}, {MPI_BOR, "BOR", 1u << INTEGER}, {MPI_BXOR, "BXOR", 1u << INTEGER},
+             {MPI_LAND, "LAND", 1u << INTEGER | 1u << BOOLEAN}, {MPI_LOR, "LOR", 1u << INTEGER | 1u << BOOLEAN},
+             {MPI_LXOR, "LXOR", 1u << INTEGER | 1u << BOOLEAN},
+             {MPI_MINLOC, "MINLOC", 1u << PAIR}, {MPI_MAXLOC, "MAXLOC", 1u << PAIR}};
+  enum { M = 9 };
+  char host_in[M * 32], host_out[M * 32], dev_out[M * 32];
+  for (size_t t = 0; t < sizeof types / sizeof types[0]; ++t)
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; ++o) {
+      if (!(ops[o].kinds & 1u << types[t].kind)) continue;
+      MPI_Aint lb, extent;
+      MPI_Type_get_extent(types[t].type, &lb, &extent);
+      const size_t bytes = (size_t)M * extent;
+      fill(host_in, &types[t], M, (int)extent);
+      memset(host_out, 0, bytes);
+      MPI_Allreduce(host_in, host_out, M, types[t].type, ops[o].op, MPI_COMM_WORLD);
+      void* ds = to_dev(host_in, bytes);
+      memset(dev_out, 0, bytes);
+      void* dd = to_dev(dev_out, bytes);
+      MPI_Allreduce(ds, dd, M, types[t].type, ops[o].op, MPI_COMM_WORLD);
+      from_dev(dev_out, dd, bytes);
+      char what[96];
+      snprintf(what, sizeof what, "allreduce %s %s: device != host", types[t].name, ops[o].name);
+      expect(same_data(dev_out, host_out, types[t].type, M, (int)extent), what);
+      dev_free(ds);
+      dev_free(dd);
+    }
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: device_check FAKE_LIBCUDA\n");
@@ -214,6 +313,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   allreduce_cases();
   other_cases();
+  predefined_cases();
   if (rank == 0) printf("device_check: p=%d done\n", size);
   MPI_Finalize();
   return failures ? 1 : 0;
