@@ -24,7 +24,6 @@ std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& 
 void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayout& l, Range own_in,
                        const std::vector<Handle>& own_ready, bool permuted);
 void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
-                          const std::vector<std::vector<Handle>>& before,
-                          std::vector<std::vector<Handle>>& touched);
+                          const std::vector<std::vector<Handle>>& before);
 
 }  // namespace gencoll

@@ -33,38 +33,40 @@ struct KringGroups {
   int member(int a, int lane) const { return a * k + lane % size(a); }
   // Blocks member m of group a owns after phase A, in the order they arrive:
   // for arrival round t (own group first, then a-1, a-2, ...), each of its lanes.
-  std::vector<int> holdings(int a, int m) const {
-    std::vector<int> out;
+  // Written into `out` so one buffer serves every round (the simulator builds
+  // p schedules per configuration; allocations were a large part of that).
+  void holdings(int a, int m, std::vector<int>& out) const {
+    out.clear();
     for (int t = 0; t < g; ++t) {
       const int b = ((a - t) % g + g) % g;
       for (int lane = m; lane < k; lane += size(a))
         if (lane < size(b)) out.push_back(b * k + lane);
     }
-    return out;
   }
 };
 
 }  // namespace
 
 // Emits the k-ring allgather of the blocks of `l` in the recv buffer. Nothing
-// touches block x before `before[x]` have finished; `touched[x]` collects the
-// steps that read or write block x.
+// touches block x before `before[x]` have finished.
 void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
-                          const std::vector<std::vector<Handle>>& before,
-                          std::vector<std::vector<Handle>>& touched) {
+                          const std::vector<std::vector<Handle>>& before) {
   const int p = b.size(), r = b.rank();
   const KringGroups gr{p, k, (p + k - 1) / k};
   const int a = gr.group_of(r), m = r - a * k;
   std::vector<Handle> arrived(p);  // the recv that brought block x (or x's `before`)
   std::vector<bool> have(p, false);
-  const auto deps_of = [&](int x) { return have[x] ? std::vector<Handle>{arrived[x]} : before[x]; };
-  const auto receive = [&](int peer, int x) {
-    const Handle h = b.recv(peer, l.block(x), before[x]);
-    arrived[x] = h;
-    have[x] = true;
-    touched[x].push_back(h);
+  std::vector<Handle> one(1);  // a forward's dependency on its block's recv
+  const auto deps_of = [&](int x) -> const std::vector<Handle>& {
+    if (!have[x]) return before[x];
+    one[0] = arrived[x];
+    return one;
   };
-  const auto forward = [&](int peer, int x) { touched[x].push_back(b.send(peer, l.block(x), deps_of(x))); };
+  const auto receive = [&](int peer, int x) {
+    arrived[x] = b.recv(peer, l.block(x), before[x]);
+    have[x] = true;
+  };
+  const auto forward = [&](int peer, int x) { b.send(peer, l.block(x), deps_of(x)); };
 
   // Phase A: one ring over the groups per lane this member covers.
   for (int lane = m; lane < k && gr.g > 1; lane += gr.size(a)) {
@@ -81,10 +83,13 @@ void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
   // Phase B: ring inside the group over the members' holdings.
   const int s = gr.size(a);
   const int next = a * k + (m + 1) % s, prev = a * k + (m + s - 1) % s;
+  std::vector<int> held;
   for (int u = 1; u < s; ++u) {
-    for (int x : gr.holdings(a, (m - u + 1 + s) % s))
+    gr.holdings(a, (m - u + 1 + s) % s, held);
+    for (int x : held)
       if (l.size(x) > 0) forward(next, x);
-    for (int x : gr.holdings(a, (m - u + s) % s))
+    gr.holdings(a, (m - u + s) % s, held);
+    for (int x : held)
       if (l.size(x) > 0) receive(prev, x);
   }
 }
@@ -92,9 +97,9 @@ void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
 Schedule allgather_kring(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
   const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
-  std::vector<std::vector<Handle>> before(prm.p), touched(prm.p);
+  std::vector<std::vector<Handle>> before(prm.p);
   before[prm.rank].push_back(b.copy(Range{Buf::send, 0, prm.count}, l.block(prm.rank)));
-  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before, touched);
+  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before);
   return std::move(b).finish();
 }
 
@@ -105,16 +110,16 @@ Schedule allreduce_kring(const CollParams& prm) {
 
   // The allgather's own steps, generated once to be replayed backwards.
   ScheduleBuilder probe(r, p);
-  {
-    std::vector<std::vector<Handle>> none(p), touched(p);
-    emit_kring_allgather(probe, k, l, none, touched);
-  }
+  emit_kring_allgather(probe, k, l, std::vector<std::vector<Handle>>(p));
   const Schedule ag = std::move(probe).finish();
 
   ScheduleBuilder b(r, p);
   const Handle start = b.copy(Range{Buf::send, 0, prm.count}, Range{Buf::recv, 0, prm.count});
-  std::vector<std::vector<Handle>> last(p, std::vector<Handle>{start});  // per block
-  std::vector<std::vector<Handle>> shipped(p);  // reduce-scatter sends of each block
+  // The last step that wrote each block (its partial result): always one step,
+  // so a flat array and two reused dependency lists, not a vector per block.
+  std::vector<Handle> last(p, start);
+  std::vector<std::vector<Handle>> before(p);  // reduce-scatter sends of each block, then its last step
+  std::vector<Handle> one(1), two(2);
   const auto block_of = [&](const Range& x) {
     return static_cast<int>(std::upper_bound(l.offset.begin(), l.offset.end(), x.offset) - l.offset.begin()) - 1;
   };
@@ -122,22 +127,18 @@ Schedule allreduce_kring(const CollParams& prm) {
     if (it->kind == StepKind::send) {  // allgather sent x to peer: partial of x comes back
       const int x = block_of(it->src);
       const Range slot = b.scratch(it->src.count);
-      const Handle got = b.recv(it->peer, slot);
-      std::vector<Handle> deps = last[x];
-      deps.push_back(got);
-      last[x].assign(1, b.reduce(slot, it->src, deps));
+      two[0] = last[x];
+      two[1] = b.recv(it->peer, slot);
+      last[x] = b.reduce(slot, it->src, two);
     } else if (it->kind == StepKind::recv) {  // allgather received x from peer: send partial back
       const int x = block_of(it->dst);
-      shipped[x].push_back(b.send(it->peer, it->dst, last[x]));
+      one[0] = last[x];
+      before[x].push_back(b.send(it->peer, it->dst, one));
     }
   }
 
-  std::vector<std::vector<Handle>> before(p), touched(p);
-  for (int x = 0; x < p; ++x) {
-    before[x] = shipped[x];
-    before[x].insert(before[x].end(), last[x].begin(), last[x].end());
-  }
-  emit_kring_allgather(b, k, l, before, touched);
+  for (int x = 0; x < p; ++x) before[x].push_back(last[x]);
+  emit_kring_allgather(b, k, l, before);
   return std::move(b).finish();
 }
 
@@ -146,8 +147,8 @@ Schedule bcast_scatter_kring(const CollParams& prm) {
   const BlockLayout l = BlockLayout::split(prm.p, prm.count);
   // Binomial scatter, as MPICH's scatter + ring allgather broadcast does.
   const std::vector<Handle> scattered = emit_knomial_scatter(b, KnomialTree{prm.p, 2, prm.root}, l);
-  std::vector<std::vector<Handle>> before(prm.p, scattered), touched(prm.p);
-  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before, touched);
+  const std::vector<std::vector<Handle>> before(prm.p, scattered);
+  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before);
   return std::move(b).finish();
 }
 
