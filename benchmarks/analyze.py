@@ -222,7 +222,7 @@ def main():
         f.write("set terminal pngcairo size 900,540 noenhanced\n")
         f.write("set output '%s'\n" % os.path.join(a.out, "speedup.png"))
         f.write('set title "%s"\n' % (a.title or "measured speedup of the tuned selection over MPICH's default").replace('"', "'"))
-        f.write("set logscale x 2\nset format x '%.0s%cB'\nset xlabel 'message size'\n")
+        f.write("set logscale x 2\nset format x '%.0b%BB'\nset xlabel 'message size'\n")
         f.write("set ylabel 'speedup over MPICH default (MPICH time / tuned time)'\n")
         f.write("set grid\nset key outside right\nf(x)=1\n")
         series = ["'%s' index %d using 1:2 with linespoints title '%s'" % (os.path.join(a.out, "speedup.dat"), i, c)
