@@ -4,7 +4,9 @@
 # + UBSan), the purity check of the generators, the MPI integration matrix under
 # MPICH and Open MPI through the interposition library, and the MPICH module's
 # tests (Debian-built binary on its libmpich, bad settings, a selection file,
-# the matrix through the MPICH-internal transport, MPICH's own coll tests).
+# the matrix through the MPICH-internal transport, MPICH's own coll tests),
+# the device-buffer path on a fake device, the GPU kernels (skipped without a
+# device), the LogGP profiler and the benchmark's configuration switching.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 start=$(date +%s)
@@ -36,7 +38,8 @@ summary() {
 }
 echo "== summary"
 summary "$top"/build-asan/tests/unit/unit_tests.log
-summary tests/unit/unit_tests.log tests/check_pure.sh.log tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log \
-  tests/mpich/*.log
+summary tests/unit/unit_tests.log tests/unit/sim_tests.log tests/unit/loggp_tests.log tests/check_pure.sh.log \
+  tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log tests/mpi/device_check.sh.log \
+  tests/gpu/gpu_check.log tests/profiler/loggp_run.sh.log tests/bench/bench_check.sh.log tests/mpich/*.log
 echo "test.sh: finished in $(( $(date +%s) - start )) s, status $status"
 exit $status
