@@ -1,7 +1,11 @@
 #include "bound.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
+#include <queue>
+#include <tuple>
+#include <vector>
 
 namespace gencoll::sim {
 
@@ -22,6 +26,55 @@ double ingress_ports(const Machine& m, int level, std::int64_t u, const SimOptio
   return std::min(by_ranks, r > 0 ? nodes * r : kUnlimited);
 }
 
+// The fastest any one rank's data can reach all p ranks when every message
+// costs at least `hop` from the start of its send to its receiver holding the
+// data (o_s + L + o_r), a rank starts at most `channels` sends per `interval`
+// (max(g, o_s): a send channel takes its next message g - o_s after the last
+// byte left, and the last byte leaves o_s after the start at the earliest),
+// and, with overheads serialised, one send per o_s on its CPU (`cpu`).
+// Greedy forwarding, every informed rank sending as early as those limits
+// allow, informs the most ranks by any time, so its finishing time bounds
+// every schedule; rounds appear as soon as a rank cannot send to everyone at
+// once. O(p log p).
+double dissemination_time(int p, double hop, int channels, double interval, double cpu) {
+  if (p <= 1) return 0;
+  if ((channels <= 0 || interval <= 0) && cpu <= 0) return hop;  // everyone in one hop
+  // k-th send of a rank, counted from the moment it holds the data.
+  const auto offset = [&](std::int64_t k) {
+    const double by_channels = channels > 0 ? static_cast<double>(k / channels) * interval : 0.0;
+    return std::max(by_channels, static_cast<double>(k) * cpu);
+  };
+  // (time the next rank is informed, when the sender was informed, the sender's send index)
+  using Next = std::tuple<double, double, std::int64_t>;
+  std::priority_queue<Next, std::vector<Next>, std::greater<Next>> q;
+  q.emplace(hop, 0.0, 0);
+  double t = 0;
+  for (int informed = 1; informed < p; ++informed) {
+    const auto [at, since, k] = q.top();
+    q.pop();
+    t = at;
+    q.emplace(since + offset(k + 1) + hop, since, k + 1);  // the sender goes on
+    q.emplace(at + hop, at, 0);                             // and so does the new rank
+  }
+  return t;
+}
+
+// The dissemination bound with the most favourable parameters of any level the
+// p ranks use and any size (tables interpolate between their points, so no
+// size is cheaper than the cheapest point).
+double rounds_time(const Machine& m, int p, const SimOptions& opt) {
+  const int top = top_level(m, p);
+  double hop = std::numeric_limits<double>::infinity(), interval = hop, cpu = hop;
+  for (int l = 0; l <= top; ++l)
+    for (const LoggpCurve::Point& pt : m.levels[static_cast<std::size_t>(l)].loggp.points()) {
+      hop = std::min(hop, pt.at.o_s + pt.at.L + pt.at.o_r);
+      interval = std::min(interval, std::max(pt.at.g, pt.at.o_s));
+      cpu = std::min(cpu, pt.at.o_s);
+    }
+  const int channels = opt.contention ? m.contention.device_radix : 0;
+  return dissemination_time(p, hop, channels, interval, m.overheads_serialize ? cpu : 0.0);
+}
+
 }  // namespace
 
 Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, const SimOptions& opt) {
@@ -35,6 +88,11 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
   const int top = top_level(m, p);
 
   b.terms.push_back({"latency", m.levels[top].loggp.min_message_time()});
+  // Latency per round: one rank's data must reach every rank (bcast from the
+  // root, allgather's every block, allreduce's every contribution). Not for
+  // reduce: a receive has no gap in the model, so the root can take in p - 1
+  // messages at once.
+  if (c != Collective::reduce) b.terms.push_back({"latency:rounds", rounds_time(m, p, opt)});
 
   for (int level = 0; level < top; ++level) {
     const std::int64_t u = m.span(level);

@@ -5,6 +5,12 @@
 //   latency:   some rank needs data from a rank that shares only the top level
 //              spanned by the p ranks with it: at least one message of that level,
 //              min over sizes of o_s + L + o_r.
+//   latency:rounds (not reduce): one rank's data must reach all p ranks; every
+//              message costs at least the cheapest o_s + L + o_r, and a rank
+//              starts at most device-radix sends per max(g, o_s) (and one per
+//              o_s when overheads serialise), so greedy forwarding under the
+//              cheapest parameters of any level bounds the time: ceil(log2 p)
+//              hops for a one-port machine with g <= o_s + L + o_r.
 //   bandwidth, per level (seed 004's self/near/far reasoning): a unit of the
 //              level (u ranks, u < p) must take in, through its ingress ports,
 //                allgather: the (p - u) blocks it lacks, (p - u) m bytes;

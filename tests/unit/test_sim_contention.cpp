@@ -86,3 +86,56 @@ TEST_CASE("with node contention k-ring converges to the bandwidth bound", "[sim]
   }
   CHECK(last > 0.95);
 }
+
+// Latency per round: on a one-port machine whose gap equals a message's hop
+// (g = o_s + L + o_r), greedy forwarding doubles the informed ranks once per
+// hop, so a broadcast to 16 ranks needs 4 hops, and the binomial tree, which
+// forwards exactly that way, meets the bound.
+TEST_CASE("the rounds term is ceil(log2 p) hops on a one-port machine, met by binomial bcast", "[sim][bound]") {
+  Loggp l;
+  l.L = 1e-6;
+  l.o_s = 0.25e-6;
+  l.o_r = 0.25e-6;
+  l.g = 1.5e-6;
+  Machine m = flat_machine(l);
+  m.contention.device_radix = 1;
+  SimOptions opt;
+  opt.elem_bytes = 1;
+  for (int p : {2, 3, 8, 16, 17, 100}) {
+    const Bound b = lower_bound(m, Collective::bcast, p, 1, opt);
+    int hops = 0;
+    while ((1 << hops) < p) ++hops;
+    double rounds = 0;
+    for (const BoundTerm& t : b.terms)
+      if (t.name == "latency:rounds") rounds = t.time;
+    INFO("p = " << p);
+    CHECK(rounds == Approx(hops * 1.5e-6).epsilon(1e-12));
+    CHECK(b.time == Approx(rounds).epsilon(1e-12));
+    const double t = simulate(m, make_params(Collective::bcast, Algorithm::binomial, p, 2, 1), opt).time;
+    CHECK(t == Approx(rounds).epsilon(1e-9));
+  }
+  // With unlimited channels a rank reaches everyone in one hop.
+  opt.contention = false;
+  const Bound one = lower_bound(m, Collective::bcast, 16, 1, opt);
+  CHECK(one.time == Approx(1.5e-6).epsilon(1e-12));
+}
+
+// The bound holds for every algorithm and radix, every shipped profile
+// (serialised overheads, one to four NICs, tables) and process counts that
+// are not powers of the radix.
+TEST_CASE("no simulated time is below the lower bound on any shipped profile", "[sim][bound]") {
+  for (const char* name : {"small-synthetic", "delta", "frontier", "cpu-cluster"}) {
+    const Machine m = load_machine(std::string(GENCOLL_SOURCE_DIR) + "/selection/profiles/" + name + ".json");
+    for (int p : {3, 7, 12})
+      for (Collective c : all_collectives())
+        for (Algorithm a : algorithms_for(c))
+          for (int k : {2, 3, 5})
+            for (std::uint64_t count : {std::uint64_t{1}, std::uint64_t{100}, std::uint64_t{1} << 16}) {
+              SimOptions opt;
+              const Bound b = lower_bound(m, c, p, count, opt);
+              INFO(name << " p=" << p << " " << to_string(c) << " " << to_string(a) << " k=" << k << " count="
+                        << count << " bound " << b.binding);
+              CHECK(simulate(m, make_params(c, a, p, k, count), opt).time >= b.time * (1 - 1e-12));
+            }
+  }
+}
