@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "selection/sweep.hpp"
+#include "selection/tune.hpp"
 
 namespace gencoll::bench {
 
@@ -16,20 +17,6 @@ namespace {
 std::string upper(std::string s) {
   for (char& ch : s) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
   return s;
-}
-
-// The module runs a fixed-radix baseline as its generalized algorithm at the
-// radix that makes them the same schedule (what gencoll-tune writes too).
-BenchConfig as_module(Collective c, BenchConfig cfg, int p) {
-  if (cfg.kind != BenchConfig::Kind::gencoll) return cfg;
-  switch (cfg.alg) {
-    case Algorithm::binomial: cfg.alg = Algorithm::knomial, cfg.k = 2; break;
-    case Algorithm::recursive_doubling: cfg.alg = Algorithm::recursive_multiplying, cfg.k = 2; break;
-    case Algorithm::ring: cfg.alg = Algorithm::kring, cfg.k = std::max(2, p); break;
-    default: break;
-  }
-  (void)c;
-  return cfg;
 }
 
 }  // namespace
@@ -270,7 +257,9 @@ void Switch::apply(Collective c, const BenchConfig& cfg) {
   }
   int p = 1;
   MPI_Comm_size(MPI_COMM_WORLD, &p);
-  const BenchConfig m = as_module(c, cfg, p);
+  // The module runs a fixed-radix baseline as its generalized algorithm at
+  // the radix that makes them the same schedule, as gencoll-tune writes it.
+  const sim::Choice m = sim::as_module_choice(cfg.alg, cfg.k, p);
   write("MPIR_CVAR_" + coll + "_INTRA_ALGORITHM", mpich_algorithm(to_string(m.alg)));
   write("MPIR_CVAR_" + coll + "_" + upper(to_string(m.alg)) + "_KVAL", m.k);
 }
