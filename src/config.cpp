@@ -36,6 +36,24 @@ std::optional<int> parse_radix(const char* v) {
   return static_cast<int>(x);
 }
 
+// A byte count: decimal digits, then optionally K, M or G (binary multiples).
+std::optional<std::size_t> parse_bytes(const std::string& v) {
+  std::size_t i = 0, x = 0;
+  for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])); ++i) {
+    x = x * 10 + static_cast<std::size_t>(v[i] - '0');
+    if (x > (std::size_t{1} << 50)) return std::nullopt;
+  }
+  if (i == 0) return std::nullopt;
+  if (i == v.size()) return x;
+  if (i + 1 != v.size()) return std::nullopt;
+  switch (v[i]) {
+    case 'K': case 'k': return x << 10;
+    case 'M': case 'm': return x << 20;
+    case 'G': case 'g': return x << 30;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string algorithm_variable(Collective c) { return "GENCOLL_" + upper(to_string(c)) + "_INTRA_ALGORITHM"; }
@@ -79,7 +97,7 @@ SelectionChoice Config::select_from_file(const SelectionCall& call) const {
 Config parse_config(const std::function<const char*(const char*)>& lookup, const std::vector<std::string>& names) {
   Config cfg;
   std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG", "GENCOLL_SELECTION_FILE",
-                                 "GENCOLL_GPU_STAGING", "GENCOLL_CUDA_LIBRARY"};
+                                 "GENCOLL_GPU_STAGING", "GENCOLL_CUDA_LIBRARY", "GENCOLL_GPU_SCRATCH_KEEP"};
   for (Collective c : all_collectives()) {
     Selection& sel = cfg.coll[static_cast<int>(c)];
     const std::string var = algorithm_variable(c);
@@ -126,6 +144,13 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       cfg.errors.push_back("GENCOLL_GPU_STAGING=" + val + " is not valid; valid values: auto, always, never");
   }
   if (const char* v = lookup("GENCOLL_CUDA_LIBRARY")) cfg.cuda_library = v;
+  if (const char* v = lookup("GENCOLL_GPU_SCRATCH_KEEP"); v && *v) {
+    if (const std::optional<std::size_t> bytes = parse_bytes(v))
+      cfg.gpu_scratch_keep = *bytes;
+    else
+      cfg.errors.push_back(std::string("GENCOLL_GPU_SCRATCH_KEEP=") + v +
+                           " is not valid; valid values: a byte count, optionally with K, M or G (e.g. 256M)");
+  }
   if (const char* v = lookup("GENCOLL_DEBUG")) {
     const std::string val = v;
     if (val == "1") cfg.debug = true;
@@ -166,7 +191,7 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<COLL>_INTRA_ALGORITHM, " +
                            "GENCOLL_<COLL>_<ALGORITHM>_KVAL (COLL: ALLGATHER, ALLREDUCE, BCAST, REDUCE), " +
                            "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG, GENCOLL_SELECTION_FILE, GENCOLL_GPU_STAGING, " +
-                           "GENCOLL_CUDA_LIBRARY");
+                           "GENCOLL_CUDA_LIBRARY, GENCOLL_GPU_SCRATCH_KEEP");
   }
   return cfg;
 }

@@ -8,6 +8,8 @@
 //   GENCOLL_SELECTION_FILE           path of an MPICH selection file (default none)
 //   GENCOLL_GPU_STAGING              auto | always | never       (default auto)
 //   GENCOLL_CUDA_LIBRARY             path of libgencoll-cuda     (default: next to this library)
+//   GENCOLL_GPU_SCRATCH_KEEP         bytes (suffix K, M, G: KiB, MiB, GiB) of device scratch and of
+//                                    pinned staging memory kept between calls (default 64M)
 // <COLL> is ALLGATHER, ALLREDUCE, BCAST or REDUCE, <ALG> an algorithm name in upper case.
 //
 // The selection file (MPICH's MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE format,
@@ -19,8 +21,8 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <functional>
-#include <map>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,6 +54,7 @@ struct Config {
   WaitPolicy wait = WaitPolicy::block;
   GpuStaging gpu_staging = GpuStaging::auto_detect;
   std::string cuda_library;  // GENCOLL_CUDA_LIBRARY; empty: the default search
+  std::size_t gpu_scratch_keep = std::size_t{64} << 20;  // GENCOLL_GPU_SCRATCH_KEEP
   bool debug = false;
   std::shared_ptr<const SelectionFile> selection_file;  // GENCOLL_SELECTION_FILE; null when unset
   std::vector<std::string> errors;  // one complete message per problem

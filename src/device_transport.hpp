@@ -57,14 +57,30 @@ struct DeviceBuffers {
 };
 
 // Device scratch and pinned staging memory kept from call to call: cudaMalloc
-// and cudaMallocHost cost far more than a small collective. Grows, never
-// shrinks. One call uses it at a time (see DeviceScratch::Use).
+// and cudaMallocHost cost far more than a small collective. Up to `keep`
+// bytes of each are kept after a call; a larger call's memory goes back when
+// it ends, so one huge collective does not pin gigabytes for the rest of the
+// run. One call uses it at a time (see DeviceScratch::Use).
 class DeviceScratch {
  public:
-  explicit DeviceScratch(gpu::DeviceOps& ops) : ops_(ops) {}
+  static constexpr std::size_t kDefaultKeep = std::size_t{64} << 20;
+
+  explicit DeviceScratch(gpu::DeviceOps& ops, std::size_t keep = kDefaultKeep) : ops_(ops), keep_(keep) {}
   void* device(std::size_t bytes) { return grow(device_, gpu::DeviceMemory::Kind::device, bytes); }
   void* pinned(std::size_t bytes) { return grow(pinned_, gpu::DeviceMemory::Kind::pinned, bytes); }
   gpu::DeviceOps& ops() const { return ops_; }
+  std::size_t kept_bytes() const { return device_.size() + pinned_.size(); }
+
+  // Gives back what exceeds the keep limit (after a call), or everything.
+  void trim() {
+    if (device_.size() > keep_) device_ = gpu::DeviceMemory();
+    if (pinned_.size() > keep_) pinned_ = gpu::DeviceMemory();
+  }
+  void release() {
+    std::lock_guard<std::mutex> lock(busy_);
+    device_ = gpu::DeviceMemory();
+    pinned_ = gpu::DeviceMemory();
+  }
 
   // This scratch for one call, or a private one when another thread's call
   // holds it: waiting could deadlock two collectives on different
@@ -72,9 +88,14 @@ class DeviceScratch {
   class Use {
    public:
     explicit Use(DeviceScratch& shared) : lock_(shared.busy_, std::try_to_lock) {
-      if (!lock_.owns_lock()) own_ = std::make_unique<DeviceScratch>(shared.ops_);
+      if (!lock_.owns_lock()) own_ = std::make_unique<DeviceScratch>(shared.ops_, 0);
       scratch_ = own_ ? own_.get() : &shared;
     }
+    ~Use() {
+      if (!own_) scratch_->trim();  // still under the lock
+    }
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
     DeviceScratch& operator*() const { return *scratch_; }
 
    private:
@@ -92,6 +113,7 @@ class DeviceScratch {
     return m.get();
   }
   gpu::DeviceOps& ops_;
+  std::size_t keep_;
   gpu::DeviceMemory device_, pinned_;
   std::mutex busy_;
 };

@@ -31,13 +31,16 @@ struct DeviceRuntime {
   std::string error;  // why there is none
 };
 
+DeviceRuntime g_runtime;
+std::once_flag g_runtime_once;
+
 DeviceRuntime& device_runtime(const Config& cfg) {
-  static DeviceRuntime rt;
-  static std::once_flag once;
+  DeviceRuntime& rt = g_runtime;
+  std::once_flag& once = g_runtime_once;
   std::call_once(once, [&] {
     if (const gpu::CudaLibrary* lib = gpu::CudaLibrary::process(cfg.cuda_library, rt.error)) {
       rt.ops = gpu::cuda_device_ops(*lib);
-      rt.scratch = std::make_unique<DeviceScratch>(*rt.ops);
+      rt.scratch = std::make_unique<DeviceScratch>(*rt.ops, cfg.gpu_scratch_keep);
     }
   });
   return rt;
@@ -124,7 +127,8 @@ std::optional<DeviceBuffers> device_buffers(const PmpiBuffers& b, MemoryKind sen
   }
   if (b.op != MPI_OP_NULL) {
     const std::optional<gpu::ReduceOp> op = device_reduce_op(b.op);
-    if (!elem || !op || !gpu::supported(*elem, *op) || gpu::elem_size(*elem) != d.elem_bytes) {
+    if (!elem || !op || !gpu::supported(*elem, *op) || !mpi_defines(b.type, *op) ||
+        gpu::elem_size(*elem) != d.elem_bytes) {
       why = "no device kernel for this datatype and op";
       return std::nullopt;
     }
@@ -197,6 +201,10 @@ bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, s
   DeviceTransport t(wire, *scratch, *d, stage);
   execute(s, t);
   return true;
+}
+
+void release_device_memory() {
+  if (g_runtime.scratch) g_runtime.scratch->release();
 }
 
 }  // namespace gencoll

@@ -33,4 +33,8 @@ namespace gencoll {
 bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
                        const Config& cfg, bool first_rank);
 
+// Gives back the device scratch and pinned staging memory kept between calls
+// (at MPI_Finalize, while the CUDA context and the MPI still exist).
+void release_device_memory();
+
 }  // namespace gencoll

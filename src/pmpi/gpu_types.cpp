@@ -64,4 +64,12 @@ std::optional<gpu::ReduceOp> device_reduce_op(MPI_Op op) {
   return std::nullopt;
 }
 
+bool mpi_defines(MPI_Datatype type, gpu::ReduceOp op) {
+  // MPI_BYTE is reduced with the bitwise ops only (MPI-4.0 section 6.9.2);
+  // anything else is left to the MPI, which reports the error. The other
+  // types' rules are the kernels' own (gpu::supported).
+  if (type == MPI_BYTE) return op == gpu::ReduceOp::band || op == gpu::ReduceOp::bor || op == gpu::ReduceOp::bxor;
+  return true;
+}
+
 }  // namespace gencoll

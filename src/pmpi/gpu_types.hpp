@@ -15,5 +15,8 @@ namespace gencoll {
 // complex types by their size in this MPI (C `long`, Fortran INTEGER, ...).
 std::optional<gpu::ElemType> device_elem_type(MPI_Datatype type);
 std::optional<gpu::ReduceOp> device_reduce_op(MPI_Op op);
+// Whether MPI defines `op` on `type` where the element type alone would allow
+// more (MPI_BYTE holds uint8 but takes only the bitwise ops).
+bool mpi_defines(MPI_Datatype type, gpu::ReduceOp op);
 
 }  // namespace gencoll

@@ -199,7 +199,7 @@ static void other_cases(void) {
  * allreduce gives on host buffers, where the MPI's own MPI_Reduce_local does
  * the arithmetic. Checks the datatype/op mapping (sizes of C long, unsigned
  * and pair types included). */
-enum kind { INTEGER, FLOATING, COMPLEX, BOOLEAN, PAIR };
+enum kind { INTEGER, FLOATING, COMPLEX, BOOLEAN, PAIR, BYTES };
 struct typed {
   MPI_Datatype type;
   const char* name;
@@ -216,7 +216,7 @@ static void fill(void* buf, const struct typed* t, int n, int extent) {
     else if (t->type == MPI_INT) *(int*)e = v - 4;
     else if (t->type == MPI_UNSIGNED_LONG) *(unsigned long*)e = (unsigned long)v << 33;
     else if (t->type == MPI_LONG_LONG) *(long long*)e = -(long long)v;
-    else if (t->type == MPI_UNSIGNED_CHAR) *(unsigned char*)e = (unsigned char)(v * 17);
+    else if (t->type == MPI_UNSIGNED_CHAR || t->type == MPI_BYTE) *(unsigned char*)e = (unsigned char)(v * 17);
     else if (t->type == MPI_FLOAT) *(float*)e = (float)v / 8;
     else if (t->type == MPI_DOUBLE) *(double*)e = (double)v / 16;
     else if (t->type == MPI_C_FLOAT_COMPLEX) ((float*)e)[0] = (float)v, ((float*)e)[1] = (float)(i % 3);
@@ -254,7 +254,7 @@ static void predefined_cases(void) {
       {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", COMPLEX}, {MPI_C_BOOL, "MPI_C_BOOL", BOOLEAN},
       {MPI_2INT, "MPI_2INT", PAIR},                {MPI_FLOAT_INT, "MPI_FLOAT_INT", PAIR},
       {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", PAIR},    {MPI_LONG_INT, "MPI_LONG_INT", PAIR},
-      {MPI_SHORT_INT, "MPI_SHORT_INT", PAIR}};
+      {MPI_SHORT_INT, "MPI_SHORT_INT", PAIR},      {MPI_BYTE, "MPI_BYTE", BYTES}};
   const struct {
     MPI_Op op;
     const char* name;
@@ -263,7 +263,9 @@ static void predefined_cases(void) {
              {MPI_PROD, "PROD", 1u << INTEGER | 1u << FLOATING | 1u << COMPLEX},
              {MPI_MAX, "MAX", 1u << INTEGER | 1u << FLOATING},
              {MPI_MIN, "MIN", 1u << INTEGER | 1u << FLOATING},
-             {MPI_BAND, "BAND", 1u << INTEGER}, {MPI_BOR, "BOR", 1u << INTEGER}, {MPI_BXOR, "BXOR", 1u << INTEGER},
+             /* MPI_BYTE: the bitwise ops alone (MPI-4.0 section 6.9.2) */
+             {MPI_BAND, "BAND", 1u << INTEGER | 1u << BYTES}, {MPI_BOR, "BOR", 1u << INTEGER | 1u << BYTES},
+             {MPI_BXOR, "BXOR", 1u << INTEGER | 1u << BYTES},
              {MPI_LAND, "LAND", 1u << INTEGER | 1u << BOOLEAN}, {MPI_LOR, "LOR", 1u << INTEGER | 1u << BOOLEAN},
              {MPI_LXOR, "LXOR", 1u << INTEGER | 1u << BOOLEAN},
              {MPI_MINLOC, "MINLOC", 1u << PAIR}, {MPI_MAXLOC, "MAXLOC", 1u << PAIR}};

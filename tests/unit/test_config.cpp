@@ -81,3 +81,20 @@ TEST_CASE("GENCOLL_GPU_STAGING and GENCOLL_CUDA_LIBRARY", "[config]") {
   REQUIRE(typo.errors.size() == 1);
   CHECK_THAT(typo.errors[0], Catch::Contains("GENCOLL_GPU_STAGING") && Catch::Contains("GENCOLL_CUDA_LIBRARY"));
 }
+
+TEST_CASE("GENCOLL_GPU_SCRATCH_KEEP takes a byte count with an optional binary suffix", "[config]") {
+  CHECK(parse({}).gpu_scratch_keep == std::size_t{64} << 20);
+  CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "0"}}).gpu_scratch_keep == 0);
+  CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "4096"}}).gpu_scratch_keep == 4096);
+  CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "3K"}}).gpu_scratch_keep == 3072);
+  CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "256M"}}).gpu_scratch_keep == std::size_t{256} << 20);
+  CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "2g"}}).gpu_scratch_keep == std::size_t{2} << 30);
+  for (const char* bad : {"-1", "64MB", "M", "1.5G", " 64"}) {
+    const Config c = parse({{"GENCOLL_GPU_SCRATCH_KEEP", bad}});
+    INFO(bad);
+    REQUIRE(c.errors.size() == 1);
+    CHECK_THAT(c.errors[0], Catch::Contains(std::string("GENCOLL_GPU_SCRATCH_KEEP=") + bad) &&
+                                Catch::Contains("256M"));
+    CHECK(c.gpu_scratch_keep == std::size_t{64} << 20);
+  }
+}
