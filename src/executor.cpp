@@ -12,35 +12,45 @@ namespace {
 // small call's time in the MPICH module); a nested call on the same thread
 // (a transport that runs a collective) gets its own.
 struct Workspace {
-  std::vector<std::uint32_t> pending, first, waiting, fill, ready;
+  std::vector<std::uint32_t> pending, ready;
   std::vector<std::uint32_t> step_of;  // request id -> step, for the dense ids transports hand out
   std::unordered_map<Transport::Request, std::uint32_t> sparse;  // any other ids
   std::vector<Transport::Request> done;
+  ExecPlan plan;  // for callers without a plan of their own
+  std::vector<std::uint32_t> fill;
   bool busy = false;
 };
 
 constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
-void run(const Schedule& s, Transport& t, Workspace& w) {
+void build_plan(const Schedule& s, ExecPlan& p, std::vector<std::uint32_t>& fill) {
   const std::size_t n = s.steps.size();
-  // Reverse edges (step -> steps waiting on it) in CSR form, and pending counts.
-  w.pending.assign(n, 0);
-  w.first.assign(n + 1, 0);
-  w.waiting.assign(s.deps.size(), 0);
+  p.pending.resize(n);
+  p.first.assign(n + 1, 0);
+  p.waiting.resize(s.deps.size());
   for (std::size_t i = 0; i < n; ++i) {
-    w.pending[i] = s.steps[i].dep_count;
-    for (const Handle* d = s.deps_begin(s.steps[i]); d != s.deps_end(s.steps[i]); ++d) ++w.first[*d + 1];
+    p.pending[i] = s.steps[i].dep_count;
+    for (const Handle* d = s.deps_begin(s.steps[i]); d != s.deps_end(s.steps[i]); ++d) ++p.first[*d + 1];
   }
-  for (std::size_t i = 0; i < n; ++i) w.first[i + 1] += w.first[i];
-  w.fill.assign(w.first.begin(), w.first.end() - 1);
+  for (std::size_t i = 0; i < n; ++i) p.first[i + 1] += p.first[i];
+  fill.assign(p.first.begin(), p.first.end() - 1);
   for (std::size_t i = 0; i < n; ++i)
     for (const Handle* d = s.deps_begin(s.steps[i]); d != s.deps_end(s.steps[i]); ++d)
-      w.waiting[w.fill[*d]++] = static_cast<std::uint32_t>(i);
-
-  t.prepare(s);
-  w.ready.clear();
+      p.waiting[fill[*d]++] = static_cast<std::uint32_t>(i);
+  // A stack: the lowest-numbered step is popped first, since generators emit
+  // steps in the order they prefer them posted.
+  p.initial.clear();
   for (std::size_t i = n; i-- > 0;)
-    if (w.pending[i] == 0) w.ready.push_back(static_cast<std::uint32_t>(i));
+    if (p.pending[i] == 0) p.initial.push_back(static_cast<std::uint32_t>(i));
+}
+
+void run(const Schedule& s, const ExecPlan& plan, Transport& t, Workspace& w) {
+  const std::size_t n = s.steps.size();
+  if (plan.pending.size() != n || plan.first.size() != n + 1)
+    throw std::logic_error("gencoll executor: the plan belongs to another schedule");
+  w.pending.assign(plan.pending.begin(), plan.pending.end());
+  w.ready.assign(plan.initial.begin(), plan.initial.end());
+  t.prepare(s);
   w.step_of.clear();
   w.sparse.clear();
   // Transports number their requests 0, 1, 2, ... within a call; a table that
@@ -72,10 +82,16 @@ void run(const Schedule& s, Transport& t, Workspace& w) {
   };
   const auto complete = [&](std::uint32_t i) {
     ++finished;
-    // Pushed in reverse so that the lowest-numbered step runs first: generators
-    // emit steps in the order they prefer them posted.
-    for (std::uint32_t e = w.first[i + 1]; e-- > w.first[i];)
-      if (--w.pending[w.waiting[e]] == 0) w.ready.push_back(w.waiting[e]);
+    // Pushed in reverse so that the lowest-numbered step runs first.
+    for (std::uint32_t e = plan.first[i + 1]; e-- > plan.first[i];)
+      if (--w.pending[plan.waiting[e]] == 0) w.ready.push_back(plan.waiting[e]);
+  };
+
+  const auto post = [&](Transport::Request r, std::uint32_t i) {
+    if (r == Transport::kCompleted)
+      complete(i);
+    else
+      track(r, i);
   };
 
   while (finished < n) {
@@ -84,8 +100,8 @@ void run(const Schedule& s, Transport& t, Workspace& w) {
       w.ready.pop_back();
       const Step& st = s.steps[i];
       switch (st.kind) {
-        case StepKind::send: track(t.isend(st.peer, st.tag, st.src), i); break;
-        case StepKind::recv: track(t.irecv(st.peer, st.tag, st.dst), i); break;
+        case StepKind::send: post(t.isend(st.peer, st.tag, st.src), i); break;
+        case StepKind::recv: post(t.irecv(st.peer, st.tag, st.dst), i); break;
         case StepKind::reduce: t.reduce(st.src, st.dst); complete(i); break;
         case StepKind::copy: t.copy(st.src, st.dst); complete(i); break;
         case StepKind::permute: t.permute(st.dst, s.perms.at(static_cast<std::size_t>(st.perm))); complete(i); break;
@@ -101,19 +117,43 @@ void run(const Schedule& s, Transport& t, Workspace& w) {
 
 }  // namespace
 
-void execute(const Schedule& s, Transport& t) {
+ExecPlan plan_execution(const Schedule& s) {
+  ExecPlan p;
+  std::vector<std::uint32_t> fill;
+  build_plan(s, p, fill);
+  return p;
+}
+
+namespace {
+
+// The thread's workspace, or a fresh one for a nested call.
+template <typename F>
+void with_workspace(F&& f) {
   thread_local Workspace shared;
   if (shared.busy) {
     Workspace own;
-    run(s, t, own);
+    f(own);
     return;
   }
   struct Busy {
     bool& flag;
-    explicit Busy(bool& f) : flag(f) { flag = true; }
+    explicit Busy(bool& fl) : flag(fl) { flag = true; }
     ~Busy() { flag = false; }
   } busy(shared.busy);
-  run(s, t, shared);
+  f(shared);
+}
+
+}  // namespace
+
+void execute(const Schedule& s, const ExecPlan& plan, Transport& t) {
+  with_workspace([&](Workspace& w) { run(s, plan, t, w); });
+}
+
+void execute(const Schedule& s, Transport& t) {
+  with_workspace([&](Workspace& w) {
+    build_plan(s, w.plan, w.fill);
+    run(s, w.plan, t, w);
+  });
 }
 
 }  // namespace gencoll

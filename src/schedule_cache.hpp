@@ -1,7 +1,8 @@
-// The last few schedules generated, by their parameters. Applications repeat
-// the same call shapes, and generating a schedule costs more than a small
-// message's transfer. Thread-safe: MPICH may call in from several threads
-// (MPI_THREAD_MULTIPLE); generation itself runs outside the lock.
+// The last few schedules generated, by their parameters, each with its
+// executor plan. Applications repeat the same call shapes, and generating a
+// schedule costs more than a small message's transfer. A shared cache is
+// thread-safe (MPI_THREAD_MULTIPLE; generation runs outside the lock); one
+// used by a single thread skips the lock.
 #pragma once
 
 #include <cstddef>
@@ -11,21 +12,35 @@
 #include <utility>
 
 #include "../coll/algorithms.hpp"
+#include "transport.hpp"
 
 namespace gencoll {
 
+struct CachedSchedule {
+  Schedule schedule;
+  ExecPlan plan;  // plan_execution(schedule)
+};
+
 class ScheduleCache {
  public:
-  explicit ScheduleCache(std::size_t capacity) : capacity_(capacity) {}
+  enum class Sharing { threads, one_thread };
 
-  std::shared_ptr<const Schedule> get(const CollParams& prm) {
+  explicit ScheduleCache(std::size_t capacity, Sharing sharing = Sharing::threads)
+      : capacity_(capacity), locked_(sharing == Sharing::threads) {}
+
+  std::shared_ptr<const CachedSchedule> get(const CollParams& prm) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+      if (locked_) lock.lock();
       for (const auto& [key, sched] : recent_)
         if (key == prm) return sched;
     }
-    auto sched = std::make_shared<const Schedule>(generate(prm));
-    std::lock_guard<std::mutex> lock(mu_);
+    auto entry = std::make_shared<CachedSchedule>();
+    entry->schedule = generate(prm);
+    entry->plan = plan_execution(entry->schedule);
+    std::shared_ptr<const CachedSchedule> sched = std::move(entry);
+    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+    if (locked_) lock.lock();
     recent_.emplace_front(prm, sched);
     if (recent_.size() > capacity_) recent_.pop_back();
     return sched;
@@ -33,8 +48,9 @@ class ScheduleCache {
 
  private:
   std::size_t capacity_;
+  bool locked_;
   std::mutex mu_;
-  std::deque<std::pair<CollParams, std::shared_ptr<const Schedule>>> recent_;
+  std::deque<std::pair<CollParams, std::shared_ptr<const CachedSchedule>>> recent_;
 };
 
 }  // namespace gencoll

@@ -20,6 +20,10 @@ inline int wire_tag(std::uint32_t seq) { return static_cast<int>(seq & 0x7fff); 
 class Transport {
  public:
   using Request = std::size_t;  // transport-chosen id, reported back by wait_some
+  // Returned by isend/irecv for an operation that finished while being posted
+  // (an eager send, a message already waiting); never reported by wait_some.
+  // Saves a small message the whole track-and-wait round trip.
+  static constexpr Request kCompleted = ~Request{0};
 
   virtual ~Transport() = default;
   virtual void prepare(const Schedule& s) = 0;  // e.g. allocate s.tmp_count scratch elements
@@ -32,9 +36,22 @@ class Transport {
   virtual void permute(const Range& region, const PermutationSpec& spec) = 0;
 };
 
+// What the executor derives from a schedule before running it: who waits on
+// each step (CSR) and which steps can start at once. Built once per cached
+// schedule, so a repeated call only copies counters.
+struct ExecPlan {
+  std::vector<std::uint32_t> first;    // waiting[first[i] .. first[i+1]) wait on step i
+  std::vector<std::uint32_t> waiting;
+  std::vector<std::uint32_t> pending;  // dependencies of each step
+  std::vector<std::uint32_t> initial;  // steps without dependencies, last to run first
+};
+ExecPlan plan_execution(const Schedule& s);
+
 // Runs one rank's schedule to completion: posts every step as soon as its
 // dependencies finished, performs local steps at once, and waits only when
-// nothing else can proceed. The only code in gencoll that waits.
-void execute(const Schedule& s, Transport& t);
+// nothing else can proceed. The only code in gencoll that waits. `plan` must
+// be plan_execution(s).
+void execute(const Schedule& s, const ExecPlan& plan, Transport& t);
+void execute(const Schedule& s, Transport& t);  // plans on the way
 
 }  // namespace gencoll

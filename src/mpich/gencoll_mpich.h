@@ -22,7 +22,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 1
+#define GENCOLL_MPICH_ABI_VERSION 2
 
 enum gencoll_coll { GENCOLL_ALLGATHER = 0, GENCOLL_ALLREDUCE = 1, GENCOLL_BCAST = 2, GENCOLL_REDUCE = 3 };
 
@@ -34,6 +34,10 @@ enum gencoll_alg {
 };
 
 enum gencoll_buf { GENCOLL_BUF_SEND = 0, GENCOLL_BUF_RECV = 1, GENCOLL_BUF_TMP = 2 };
+
+/* The id isend/irecv hand back for an operation that already finished while
+ * being posted (its request already freed); it is never passed to wait_some. */
+#define GENCOLL_REQUEST_COMPLETE ((size_t) -1)
 
 struct gencoll_call {
     int coll;            /* enum gencoll_coll */

@@ -270,15 +270,16 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
                  static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size,
                  prm.p, call.root, to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
   }
-  const std::shared_ptr<const Schedule> schedule = state.schedules.get(prm);
+  const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
+  const Schedule& schedule = cached->schedule;
   // The elements of bufs.type the call writes at bufs.recv (reduce: the root's alone).
   std::uint64_t recv_count = call.count;
   if (call.coll == Collective::allgather) recv_count *= static_cast<std::uint64_t>(prm.p);
   if (call.coll == Collective::reduce && prm.rank != call.root) recv_count = 0;
-  if (execute_on_device(*schedule, pc, bufs, recv_count, g_config, prm.rank == 0))
+  if (execute_on_device(schedule, pc, bufs, recv_count, g_config, prm.rank == 0))
     return MPI_SUCCESS;
   PmpiTransport t(pc, bufs, g_config.wait);
-  execute(*schedule, t);
+  execute(schedule, cached->plan, t);
   return MPI_SUCCESS;
 }
 
@@ -344,6 +345,13 @@ int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   const int rc = PMPI_Init_thread(argc, argv, required, provided);
   if (rc == MPI_SUCCESS) load_config();
   return rc;
+}
+
+// Device memory kept between calls goes back while CUDA and the MPI (which
+// may have registered it) are still there; at exit it may be too late.
+int MPI_Finalize(void) {
+  release_device_memory();
+  return PMPI_Finalize();
 }
 
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {

@@ -18,18 +18,14 @@
 
 #include "coll/algorithms.hpp"
 #include "fake_device.hpp"
+#include "loopback.hpp"
 #include "src/device_transport.hpp"
 
 using namespace gencoll;
 using gencoll::test::FakeDevice;
+using gencoll::test::Mailbox;
 
 namespace {
-
-struct Mailbox {
-  std::mutex m;
-  std::condition_variable cv;
-  std::map<std::tuple<int, int, std::uint32_t>, std::vector<char>> msgs;
-};
 
 // Delivers eagerly; a receive completes when its message is there. As a
 // GPU-unaware MPI it throws on device pointers, and it counts what it saw.
@@ -122,18 +118,10 @@ class HostTransport final : public Transport {
     return wire_.irecv(peer, tag, at(dst), dst.count);
   }
   void wait_some(std::vector<Request>& done) override { wire_.wait_some(done); }
-  void reduce(const Range& in, const Range& inout) override {
-    for (std::uint64_t i = 0; i < in.count; ++i) at(inout)[i] = op_(at(in)[i], at(inout)[i]);
-  }
-  void copy(const Range& src, const Range& dst) override {
-    if (at(src) != at(dst)) std::memmove(at(dst), at(src), dst.count * sizeof(T));
-  }
+  void reduce(const Range& in, const Range& inout) override { test::reduce_elements(at(in), at(inout), in.count, op_); }
+  void copy(const Range& src, const Range& dst) override { test::copy_elements(at(src), at(dst), dst.count); }
   void permute(const Range& region, const PermutationSpec& spec) override {
-    const std::vector<std::uint32_t> dest = unit_destinations(spec);
-    std::vector<T> out(region.count);
-    for (std::size_t q = 0; q < dest.size(); ++q)
-      std::copy_n(at(region) + q * spec.unit_count, spec.unit_count, out.begin() + dest[q] * spec.unit_count);
-    std::copy(out.begin(), out.end(), at(region));
+    test::permute_units(at(region), region.count, spec);
   }
 
  private:
@@ -369,4 +357,26 @@ TEST_CASE("device scratch is kept between calls and private to one call at a tim
   (*c).device(4096);
   CHECK(dev.counts.device_allocs == 3);
   CHECK(dev.memory_kind((*c).device(4096)) == gpu::MemoryKind::device);
+}
+
+TEST_CASE("device scratch beyond the keep limit goes back when its call ends", "[device]") {
+  FakeDevice dev;
+  DeviceScratch scratch(dev, 1000);
+  {
+    DeviceScratch::Use u(scratch);
+    (*u).device(800);
+    (*u).pinned(900);
+  }
+  CHECK(scratch.kept_bytes() == 1700);  // within the limit: kept
+  {
+    DeviceScratch::Use u(scratch);
+    CHECK(dev.memory_kind((*u).device(4096)) == gpu::MemoryKind::device);
+    (*u).pinned(500);
+    CHECK(scratch.kept_bytes() == 4096 + 900);  // held for the whole call
+  }
+  CHECK(scratch.kept_bytes() == 900);  // the large device buffer went back, the pinned one stays
+  CHECK(dev.counts.device_allocs == 2);
+  CHECK(dev.counts.pinned_allocs == 1);
+  scratch.release();
+  CHECK(scratch.kept_bytes() == 0);
 }

@@ -11,10 +11,12 @@
 #include <tuple>
 
 #include "coll/algorithms.hpp"
+#include "loopback.hpp"
 #include "src/mpich/gencoll_mpich.h"
 #include "src/transport.hpp"
 
 using namespace gencoll;
+using gencoll::test::Mailbox;
 
 namespace {
 
@@ -29,20 +31,16 @@ Mat mul(const Mat& x, const Mat& y) {
           (x.c * y.b + x.d * y.d) % kPrime};
 }
 
-// Messages are delivered eagerly into a shared mailbox; receives complete when
-// their message is there.
-struct Mailbox {
-  std::mutex m;
-  std::condition_variable cv;
-  std::map<std::tuple<int, int, std::uint32_t>, std::vector<char>> msgs;
-};
+// Messages go through the shared mailbox. An `immediate` transport reports
+// operations that finished while being posted as Transport::kCompleted, as
+// MPICH's glue does.
 
 template <typename T>
 class LoopbackTransport final : public Transport {
  public:
   using Op = T (*)(const T&, const T&);
-  LoopbackTransport(Mailbox& mb, int rank, std::vector<T>& send, std::vector<T>& recv, Op op)
-      : mb_(mb), rank_(rank), send_(send), recv_(recv), op_(op) {}
+  LoopbackTransport(Mailbox& mb, int rank, std::vector<T>& send, std::vector<T>& recv, Op op, bool immediate = false)
+      : mb_(mb), rank_(rank), send_(send), recv_(recv), op_(op), immediate_(immediate) {}
 
   void prepare(const Schedule& s) override { tmp_.assign(s.tmp_count, T{}); }
   Request isend(int peer, std::uint32_t tag, const Range& src) override {
@@ -53,10 +51,15 @@ class LoopbackTransport final : public Transport {
       REQUIRE(mb_.msgs.emplace(std::make_tuple(rank_, peer, tag), std::move(bytes)).second);
     }
     mb_.cv.notify_all();
+    if (immediate_) return kCompleted;
     pending_.push_back({true, 0, 0, {}});
     return pending_.size() - 1;
   }
   Request irecv(int peer, std::uint32_t tag, const Range& dst) override {
+    if (immediate_) {
+      std::lock_guard<std::mutex> g(mb_.m);
+      if (take(peer, tag, dst)) return kCompleted;
+    }
     pending_.push_back({false, peer, tag, dst});
     return pending_.size() - 1;
   }
@@ -67,11 +70,7 @@ class LoopbackTransport final : public Transport {
         Pending& p = pending_[i];
         if (p.finished) continue;
         if (p.is_send) { p.finished = true; done.push_back(i); continue; }
-        auto it = mb_.msgs.find(std::make_tuple(p.peer, rank_, p.tag));
-        if (it == mb_.msgs.end()) continue;
-        REQUIRE(it->second.size() == p.dst.count * sizeof(T));
-        std::memcpy(at(p.dst), it->second.data(), it->second.size());
-        mb_.msgs.erase(it);
+        if (!take(p.peer, p.tag, p.dst)) continue;
         p.finished = true;
         done.push_back(i);
       }
@@ -79,20 +78,10 @@ class LoopbackTransport final : public Transport {
       mb_.cv.wait(g);
     }
   }
-  void reduce(const Range& in, const Range& inout) override {
-    const T* a = at(in);
-    T* b = at(inout);
-    for (std::uint64_t i = 0; i < in.count; ++i) b[i] = op_(a[i], b[i]);
-  }
-  void copy(const Range& src, const Range& dst) override {
-    if (at(src) != at(dst)) std::memmove(at(dst), at(src), src.count * sizeof(T));
-  }
+  void reduce(const Range& in, const Range& inout) override { test::reduce_elements(at(in), at(inout), in.count, op_); }
+  void copy(const Range& src, const Range& dst) override { test::copy_elements(at(src), at(dst), src.count); }
   void permute(const Range& region, const PermutationSpec& spec) override {
-    const std::vector<std::uint32_t> dest = unit_destinations(spec);
-    std::vector<T> out(region.count);
-    for (std::size_t q = 0; q < dest.size(); ++q)
-      std::copy_n(at(region) + q * spec.unit_count, spec.unit_count, out.begin() + dest[q] * spec.unit_count);
-    std::copy(out.begin(), out.end(), at(region));
+    test::permute_units(at(region), region.count, spec);
   }
 
  private:
@@ -103,6 +92,15 @@ class LoopbackTransport final : public Transport {
     Range dst;
     bool finished = false;
   };
+  // With the mailbox locked: moves the message into place if it is there.
+  bool take(int peer, std::uint32_t tag, const Range& dst) {
+    auto it = mb_.msgs.find(std::make_tuple(peer, rank_, tag));
+    if (it == mb_.msgs.end()) return false;
+    REQUIRE(it->second.size() == dst.count * sizeof(T));
+    std::memcpy(at(dst), it->second.data(), it->second.size());
+    mb_.msgs.erase(it);
+    return true;
+  }
   T* at(const Range& r) {
     // Reduce must not write the result buffer of non-roots (it may not exist):
     // those ranks get an empty one.
@@ -116,6 +114,7 @@ class LoopbackTransport final : public Transport {
   std::vector<T>& send_;
   std::vector<T>& recv_;
   Op op_;
+  bool immediate_;
   std::vector<T> tmp_;
   std::vector<Pending> pending_;
 };
@@ -129,8 +128,15 @@ std::vector<std::vector<T>> run_all(CollParams prm, std::vector<std::vector<T>> 
     threads.emplace_back([&, r] {
       CollParams mine = prm;
       mine.rank = r;
-      LoopbackTransport<T> t(mb, r, send[r], recv[r], op);
-      execute(generate(mine), t);
+      // Odd ranks: completions at posting and a plan made beforehand, as in
+      // the MPICH module; even ranks: every completion through wait_some.
+      const bool odd = r % 2 == 1;
+      LoopbackTransport<T> t(mb, r, send[r], recv[r], op, odd);
+      const Schedule s = generate(mine);
+      if (odd)
+        execute(s, plan_execution(s), t);
+      else
+        execute(s, t);
     });
   }
   for (auto& t : threads) t.join();
@@ -322,7 +328,7 @@ std::vector<std::vector<T>> run_all_c(gencoll_call call, std::vector<std::vector
     threads.emplace_back([&, r] {
       gencoll_call mine = call;
       mine.rank = r;
-      LoopbackTransport<T> lt(mb, r, send[r], recv[r], op);
+      LoopbackTransport<T> lt(mb, r, send[r], recv[r], op, r % 2 == 1);
       CAdapter<T> a{lt, {}};
       const gencoll_transport t = a.table();
       char err[128] = "";
@@ -375,4 +381,22 @@ TEST_CASE("the MPICH C ABI rejects bad calls with a message instead of throwing"
   REQUIRE(gencoll_mpich_run(&no_alg, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err) == "kring has no reduce");
   REQUIRE(gencoll_mpich_abi_version() == GENCOLL_MPICH_ABI_VERSION);
+}
+
+TEST_CASE("the executor refuses a plan made for another schedule", "[executor]") {
+  CollParams a;
+  a.coll = Collective::bcast;
+  a.alg = Algorithm::knomial;
+  a.k = 2;
+  a.p = 4;
+  a.count = 4;
+  CollParams b = a;
+  b.coll = Collective::allreduce;
+  b.alg = Algorithm::recursive_multiplying;
+  const Schedule sa = generate(a), sb = generate(b);
+  REQUIRE(sa.steps.size() != sb.steps.size());
+  Mailbox mb;
+  std::vector<int> send(4), recv(4);
+  LoopbackTransport<int> t(mb, 0, send, recv, [](const int& x, const int& y) { return x + y; });
+  REQUIRE_THROWS_AS(execute(sb, plan_execution(sa), t), std::logic_error);
 }

@@ -11,6 +11,9 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <string.h>
+
+#define GENCOLL_INLINE_REQUESTS 32
 
 struct gencoll_ctx {
     MPIR_Comm *comm_ptr;
@@ -28,6 +31,9 @@ struct gencoll_ctx {
     size_t nreqs, cap;
     size_t *active;             /* ids still in flight */
     size_t nactive;
+    /* Where reqs and active start: a small call allocates nothing. */
+    MPIR_Request *reqs_inline[GENCOLL_INLINE_REQUESTS];
+    size_t active_inline[GENCOLL_INLINE_REQUESTS];
 };
 
 static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
@@ -63,12 +69,22 @@ static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, size_t * id)
 {
     int mpi_errno = MPI_SUCCESS;
     if (c->nreqs == c->cap) {
-        size_t cap = c->cap ? 2 * c->cap : 64;
-        MPIR_Request **r = MPL_realloc(c->reqs, cap * sizeof(*r), MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP(!r, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        size_t cap = 2 * c->cap;
+        int was_inline = c->reqs == c->reqs_inline;
+        MPIR_Request **r = MPL_malloc(cap * sizeof(*r), MPL_MEM_COLL);
+        size_t *a = MPL_malloc(cap * sizeof(*a), MPL_MEM_COLL);
+        if (!r || !a) {
+            MPL_free(r);
+            MPL_free(a);
+            MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+        }
+        memcpy(r, c->reqs, c->nreqs * sizeof(*r));
+        memcpy(a, c->active, c->nactive * sizeof(*a));
+        if (!was_inline) {
+            MPL_free(c->reqs);
+            MPL_free(c->active);
+        }
         c->reqs = r;
-        size_t *a = MPL_realloc(c->active, cap * sizeof(*a), MPL_MEM_COLL);
-        MPIR_ERR_CHKANDJUMP(!a, mpi_errno, MPI_ERR_OTHER, "**nomem");
         c->active = a;
         c->cap = cap;
     }
@@ -77,6 +93,33 @@ static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, size_t * id)
     c->active[c->nactive++] = *id;
   fn_fail:
     return mpi_errno;
+}
+
+/* What MPIC_Wait and MPIC_Recv do after a request completed: fold a peer's
+ * failure into the error flag, then free it. Cheaper than MPIC_Waitall, which
+ * goes through handles and MPIR_Waitall for a request already complete. */
+static int gencoll_finish(struct gencoll_ctx *c, MPIR_Request * req)
+{
+    int mpi_errno = req->status.MPI_ERROR;
+    if (req->kind == MPIR_REQUEST_KIND__RECV) {
+        /* A copy: the request may be one of MPICH's shared builtin ones. */
+        MPI_Status status = req->status;
+        MPIR_Process_status(&status, c->errflag);
+    }
+    MPIR_Request_free(req);
+    return mpi_errno;
+}
+
+/* Hands a just-posted request to the core: one that already completed (an
+ * eager send, a message that was waiting) is finished here, and the core
+ * learns so from the id, without a wait_some round trip. */
+static int gencoll_posted(struct gencoll_ctx *c, MPIR_Request * req, size_t * id)
+{
+    if (MPIR_Request_is_complete(req)) {
+        *id = GENCOLL_REQUEST_COMPLETE;
+        return gencoll_finish(c, req);
+    }
+    return gencoll_track(c, req, id);
 }
 
 static int gencoll_isend(void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count,
@@ -95,7 +138,7 @@ static int gencoll_isend(void *ctx, int peer, int tag, int buf, uint64_t offset,
                                tag, c->comm_ptr, &req, c->errflag);
     if (mpi_errno)
         return mpi_errno;
-    return gencoll_track(c, req, id);
+    return gencoll_posted(c, req, id);
 }
 
 static int gencoll_irecv(void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count,
@@ -107,7 +150,7 @@ static int gencoll_irecv(void *ctx, int peer, int tag, int buf, uint64_t offset,
                                tag, c->comm_ptr, &req);
     if (mpi_errno)
         return mpi_errno;
-    return gencoll_track(c, req, id);
+    return gencoll_posted(c, req, id);
 }
 
 static int gencoll_wait_some(void *ctx, size_t * ids, size_t cap, size_t * n)
@@ -124,9 +167,7 @@ static int gencoll_wait_some(void *ctx, size_t * ids, size_t cap, size_t * n)
                 i++;
                 continue;
             }
-            /* Already complete: MPIC_Waitall only folds the status into the
-             * error flag and frees the request. */
-            mpi_errno = MPIC_Waitall(1, &c->reqs[id], MPI_STATUSES_IGNORE, c->errflag);
+            mpi_errno = gencoll_finish(c, c->reqs[id]);
             c->reqs[id] = NULL;
             c->active[i] = c->active[--c->nactive];
             ids[(*n)++] = id;
@@ -176,7 +217,7 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
                      MPI_Op op, int root, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
-    char err[256] = "";
+    char err[256];
 
     if (count == 0)
         return MPI_SUCCESS;
@@ -204,10 +245,23 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
         fflush(stderr);
     }
 
-    struct gencoll_ctx c = {
-        .comm_ptr = comm_ptr,.errflag = errflag,.sendbuf = sendbuf,.sendcount = sendcount,
-        .sendtype = sendtype,.recvbuf = recvbuf,.datatype = datatype,.op = op
-    };
+    /* Field by field: an initializer would also clear the inline request
+     * arrays, a tenth of a small call's own time. */
+    struct gencoll_ctx c;
+    c.comm_ptr = comm_ptr;
+    c.errflag = errflag;
+    c.sendbuf = sendbuf;
+    c.sendcount = sendcount;
+    c.sendtype = sendtype;
+    c.recvbuf = recvbuf;
+    c.datatype = datatype;
+    c.op = op;
+    c.tmp = NULL;
+    c.tmp_base = NULL;
+    c.reqs = c.reqs_inline;
+    c.active = c.active_inline;
+    c.nreqs = c.nactive = 0;
+    c.cap = GENCOLL_INLINE_REQUESTS;
     MPIR_Datatype_get_extent_macro(datatype, c.extent);
     struct gencoll_transport t = {
         .ctx = &c,.alloc_tmp = gencoll_alloc_tmp,.isend = gencoll_isend,.irecv = gencoll_irecv,
@@ -232,8 +286,10 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
             MPL_free(left);
         }
     }
-    MPL_free(c.reqs);
-    MPL_free(c.active);
+    if (c.reqs != c.reqs_inline) {
+        MPL_free(c.reqs);
+        MPL_free(c.active);
+    }
     MPL_free(c.tmp);
 
     if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
