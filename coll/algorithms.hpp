@@ -56,10 +56,15 @@ struct CollParams {
   std::uint64_t count = 0;   // allgather: elements per block; allreduce: vector length
   int root = 0;
   bool commutative = true;   // of the reduction op; ignored by allgather
+  // Reduce all blocks a rank receives in one round with one fold step (one
+  // pass, one kernel on device buffers) instead of a chain of pairwise reduce
+  // steps that starts as the first blocks arrive (better on a host CPU).
+  // Recursive multiplying allreduce; ignored elsewhere. Changes no message.
+  bool fold_rounds = false;
 
   friend bool operator==(const CollParams& a, const CollParams& b) {
     return a.coll == b.coll && a.alg == b.alg && a.p == b.p && a.rank == b.rank && a.k == b.k &&
-           a.count == b.count && a.root == b.root && a.commutative == b.commutative;
+           a.count == b.count && a.root == b.root && a.commutative == b.commutative && a.fold_rounds == b.fold_rounds;
   }
 };
 

@@ -205,6 +205,22 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
     }
     for (Handle h : acc_reads) pool.touch(acc, h);
 
+    if (prm.fold_rounds && k > 2) {
+      // One step: P_0 op ... op P_{k-1} into position k-1's buffer, reading
+      // every position once; the middle positions' buffers become scratch.
+      std::vector<Range> ins;
+      std::vector<Handle> deps(acc_ready);
+      if (digit != 0) deps.push_back(ready[0]);
+      for (int t = 0; t < k - 1; ++t) ins.push_back(pool.range(where[t]));
+      for (int t = 1; t < k; ++t) deps.insert(deps.end(), pool.users(where[t]).begin(), pool.users(where[t]).end());
+      std::sort(deps.begin(), deps.end());
+      deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+      const Handle folded = b.fold(ins, pool.range(where[k - 1]), deps);
+      pool.touch(where[0], folded);
+      for (int t = 1; t < k; ++t) pool.reset(where[t], folded);
+      acc = where[k - 1];
+      continue;
+    }
     // Left fold: position t's buffer becomes P_0 op ... op P_t.
     Handle last = 0;
     for (int t = 1; t < k; ++t) {

@@ -115,7 +115,7 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
     }
   }
   if (c == Collective::allreduce || c == Collective::reduce) {
-    const bool dev = opt.buffers == Buffers::profile ? m.device_buffers : opt.buffers == Buffers::device;
+    const bool dev = device_buffers(m, opt);
     const double gamma = dev ? m.local.reduce_device : m.local.reduce_host;
     b.terms.push_back({"reduction", (p - 1.0) / p * n * gamma});
   }

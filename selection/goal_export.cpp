@@ -7,7 +7,7 @@
 namespace gencoll::sim {
 
 void write_goal(std::ostream& out, const std::vector<Schedule>& schedules, const Machine& m, const SimOptions& opt) {
-  const bool dev = opt.buffers == Buffers::profile ? m.device_buffers : opt.buffers == Buffers::device;
+  const bool dev = device_buffers(m, opt);
   out << "num_ranks " << schedules.size() << "\n";
   for (const Schedule& s : schedules) {
     out << "\nrank " << s.rank << " {\n";
@@ -23,7 +23,7 @@ void write_goal(std::ostream& out, const std::vector<Schedule>& schedules, const
           break;
         default: {
           const double bytes = static_cast<double>(st.dst.count) * opt.elem_bytes;
-          out << "calc " << std::llround(local_step_time(m, st.kind, bytes, dev) * 1e9);
+          out << "calc " << std::llround(local_step_time(m, st, bytes, dev) * 1e9);
         }
       }
       out << "\n";

@@ -7,13 +7,22 @@
 
 namespace gencoll::sim {
 
-double local_step_time(const Machine& m, StepKind kind, double bytes, bool device_buffers) {
+double local_step_time(const Machine& m, const Step& st, double bytes, bool device_buffers) {
   const LocalCosts& c = m.local;
   double per_byte = 0;
-  switch (kind) {
+  switch (st.kind) {
     case StepKind::reduce: per_byte = device_buffers ? c.reduce_device : c.reduce_host; break;
     case StepKind::copy: per_byte = device_buffers ? c.copy_device : c.copy_host; break;
     case StepKind::permute: per_byte = device_buffers ? c.permute_device : c.permute_host; break;
+    case StepKind::fold: {
+      // n operands besides dst. A host folds pairwise: n reductions. A device
+      // kernel reads all n + 1 vectors and writes one in a single pass; the
+      // profile's cost per byte is for 2 read + 1 written, and the kernel is
+      // bound by that traffic.
+      const double n = 1.0 + st.operand_count;
+      per_byte = device_buffers ? c.reduce_device * (n + 2) / 3 : c.reduce_host * n;
+      break;
+    }
     default: return 0;
   }
   return bytes * per_byte + (device_buffers ? c.kernel_launch : 0);
@@ -69,7 +78,7 @@ void Replay::add(const Schedule& s, const Machine& m, std::uint32_t elem_bytes, 
                         base + static_cast<std::uint32_t>(i)});
     } else {
       op.kind = OpKind::local;
-      op.v = local_step_time(m, st.kind, static_cast<double>(bytes), device_buffers);
+      op.v = local_step_time(m, st, static_cast<double>(bytes), device_buffers);
     }
   }
   rank_begin.push_back(base + static_cast<std::uint32_t>(n));

@@ -63,8 +63,8 @@ struct Replay {
   std::vector<std::uint32_t> count_, fill_;  // add()'s and bucket()'s scratch
 };
 
-// Seconds a local step of `bytes` takes (reduce/copy/permute), with the kernel
-// launch for device buffers.
-double local_step_time(const Machine& m, StepKind kind, double bytes, bool device_buffers);
+// Seconds a local step of `bytes` takes (reduce/copy/permute/fold), with the
+// kernel launch for device buffers.
+double local_step_time(const Machine& m, const Step& st, double bytes, bool device_buffers);
 
 }  // namespace gencoll::sim

@@ -248,10 +248,7 @@ int run_one(const Args& a, const Machine& m, int p) {
 
   if (!a.goal.empty()) {
     std::vector<Schedule> scheds;
-    for (int r = 0; r < p; ++r) {
-      prm.rank = r;
-      scheds.push_back(generate(prm));
-    }
+    for (int r = 0; r < p; ++r) scheds.push_back(generate(rank_params(m, opt, prm, r)));
     if (a.goal == "-") {
       write_goal(std::cout, scheds, m, opt);
     } else {

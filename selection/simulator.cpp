@@ -390,11 +390,17 @@ SimResult run_engine(const Machine& m, SimWorkspace::Buffers& b, const SimOption
   return Engine<EventQueue>(m, b, opt, EventQueue(b.heap)).run();
 }
 
+}  // namespace
+
 bool device_buffers(const Machine& m, const SimOptions& opt) {
   return opt.buffers == Buffers::profile ? m.device_buffers : opt.buffers == Buffers::device;
 }
 
-}  // namespace
+CollParams rank_params(const Machine& m, const SimOptions& opt, CollParams prm, int rank) {
+  prm.rank = rank;
+  prm.fold_rounds = device_buffers(m, opt);
+  return prm;
+}
 
 SimResult simulate(const Machine& m, const std::vector<Schedule>& schedules, const SimOptions& opt) {
   SimWorkspace ws;
@@ -409,11 +415,8 @@ SimResult simulate_into(const Machine& m, const CollParams& params, const SimOpt
                         bool release) {
   SimWorkspace::Buffers& b = ws.buffers();
   b.rp.clear();
-  CollParams one = params;
-  for (int r = 0; r < params.p; ++r) {
-    one.rank = r;
-    b.rp.add(generate(one), m, opt.elem_bytes, device_buffers(m, opt));
-  }
+  for (int r = 0; r < params.p; ++r)
+    b.rp.add(generate(rank_params(m, opt, params, r)), m, opt.elem_bytes, device_buffers(m, opt));
   b.rp.match(release);
   return run_engine(m, b, opt);
 }

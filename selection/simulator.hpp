@@ -52,6 +52,14 @@ class SimWorkspace {
 // that can never run (a dependency cycle or a receive nobody sends to).
 SimResult simulate(const Machine& m, const std::vector<Schedule>& schedules, const SimOptions& opt);
 
+// Whether the options mean device buffers (the profile's default or a choice).
+bool device_buffers(const Machine& m, const SimOptions& opt);
+
+// The parameters rank `rank` runs with: on device buffers, recursive
+// multiplying folds each round's blocks in one step, as the interposition
+// library's device path does (CollParams::fold_rounds).
+CollParams rank_params(const Machine& m, const SimOptions& opt, CollParams prm, int rank);
+
 // Generates every rank's schedule for `params` (params.rank is ignored) and
 // replays them; schedules are compiled one at a time, so memory stays at the
 // simulator's compact form.

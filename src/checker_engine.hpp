@@ -50,6 +50,7 @@ class Engine : public Plan {
   std::vector<Val> vals_;    // every rank's send, recv and tmp (see Plan's *_base_)
   std::vector<Mark> marks_;  // parallel to vals_
   std::vector<std::uint32_t> local_, comm_, delivered_, batch_;
+  std::vector<std::uint64_t> mids_;  // the fold being executed: its middle operands
   std::size_t local_head_ = 0, done_ = 0;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> matched_, pairs_;  // (send, recv)
 
@@ -77,6 +78,11 @@ class Engine : public Plan {
     }
     const std::uint64_t b = phys(rt_[g].rank, st.dst);
     for (std::uint64_t k = 0; k < st.dst.count; ++k) ++marks_[b + k].ready_w;
+    const Schedule& sc = s_[rt_[g].rank];
+    for (const Range* o = sc.operands_begin(st); o != sc.operands_end(st); ++o) {
+      const std::uint64_t m = phys(rt_[g].rank, *o);
+      for (std::uint64_t k = 0; k < o->count; ++k) ++marks_[m + k].ready_w;
+    }
   }
   void finish(std::uint32_t g) {
     rt_[g].state = done;
@@ -144,6 +150,7 @@ class Engine : public Plan {
     const int r = rt_[g].rank;
     const Step& st = step(g);
     if (self_copy(r, st)) return true;
+    if (st.kind == StepKind::fold) return exec_fold(g);
     const bool perm = st.kind == StepKind::permute;
     const std::uint64_t d = phys(r, st.dst), s = perm ? d : phys(r, st.src);
     std::string why;
@@ -162,6 +169,42 @@ class Engine : public Plan {
       }
     }
     return !perm || permute(g, r, st, d);
+  }
+
+  // dst = src op m_1 op ... op dst, folded as a host does it (through the
+  // middle operands), which are then garbage: whatever reads them next sees it.
+  bool exec_fold(std::uint32_t g) {
+    const int r = rt_[g].rank;
+    const Step& st = step(g);
+    const Schedule& sc = s_[r];
+    mids_.clear();
+    for (const Range* o = sc.operands_begin(st); o != sc.operands_end(st); ++o) mids_.push_back(phys(r, *o));
+    const std::uint64_t d = phys(r, st.dst), s = phys(r, st.src);
+    std::string why;
+    for (std::uint64_t k = 0; k < st.dst.count; ++k) {
+      Mark& ms = marks_[s + k];
+      Mark& md = marks_[d + k];
+      --ms.ready_r;
+      --md.ready_w;
+      for (std::uint64_t m : mids_) --marks_[m + k].ready_w;
+      if (ms.writer != kNone || ms.ready_w) return conflict(g, st.src, k, ms, false);
+      for (std::size_t j = 0; j < mids_.size(); ++j) {
+        const Mark& mm = marks_[mids_[j] + k];
+        if (mm.writer != kNone || mm.readers || mm.ready_w || mm.ready_r)
+          return conflict(g, sc.operands_begin(st)[j], k, mm, true);
+      }
+      if (md.writer != kNone || md.readers || md.ready_w || md.ready_r) return conflict(g, st.dst, k, md, true);
+      Val acc = vals_[s + k];
+      for (std::uint64_t m : mids_) {
+        Val next = vals_[m + k];
+        if (!m_.reduce(acc, next, why)) return fail(who(g) + ": at " + elem_str(st.dst.buf, st.dst.offset + k) + ": " + why);
+        acc = next;
+        vals_[m + k] = m_.garbage();
+      }
+      if (!m_.reduce(acc, vals_[d + k], why))
+        return fail(who(g) + ": at " + elem_str(st.dst.buf, st.dst.offset + k) + ": " + why);
+    }
+    return true;
   }
 
   bool permute(std::uint32_t g, int r, const Step& st, std::uint64_t d) {

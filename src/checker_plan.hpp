@@ -94,6 +94,11 @@ class Plan {
       case StepKind::reduce: w += range_str(st.src) + " into " + range_str(st.dst); break;
       case StepKind::copy: w += range_str(st.src) + " to " + range_str(st.dst); break;
       case StepKind::permute: w += range_str(st.dst); break;
+      case StepKind::fold:
+        w += range_str(st.src);
+        for (const Range* o = s_[r].operands_begin(st); o != s_[r].operands_end(st); ++o) w += ", " + range_str(*o);
+        w += " into " + range_str(st.dst);
+        break;
     }
     if (is_comm(st.kind)) w += " tag " + std::to_string(st.tag);
     return w + ")";
@@ -153,7 +158,8 @@ class Plan {
       return fail(who_rs(r, i) + ": " + what + " " + range_str(rg) + " outside the " + buf_name(rg.buf) +
                   " buffer of " + std::to_string(n) + " elements");
     };
-    const bool reads = st.kind == StepKind::send || st.kind == StepKind::reduce || st.kind == StepKind::copy;
+    const bool reads = st.kind == StepKind::send || st.kind == StepKind::reduce || st.kind == StepKind::copy ||
+                       st.kind == StepKind::fold;
     if (!buf_.has_send && ((reads && st.src.buf == Buf::send) || (st.kind != StepKind::send && st.dst.buf == Buf::send)))
       return fail(who_rs(r, i) + ": names the send buffer, but bcast has none (the root's data is in recv)");
     if (reads && !range_ok(st.src, "src")) return false;
@@ -164,8 +170,11 @@ class Plan {
     }
     if (is_comm(st.kind) && (st.peer < 0 || st.peer >= p_))
       return fail(who_rs(r, i) + ": peer outside [0, " + std::to_string(p_) + ")");
-    if (st.kind == StepKind::reduce && !allow_reduce)
+    if ((st.kind == StepKind::reduce || st.kind == StepKind::fold) && !allow_reduce)
       return fail(who_rs(r, i) + ": allgather schedules must not reduce");
+    if (st.kind != StepKind::fold && st.operand_count != 0)
+      return fail(who_rs(r, i) + ": only a fold has middle operands");
+    if (st.kind == StepKind::fold && !validate_fold(r, i, range_ok)) return false;
     if (st.kind == StepKind::reduce || st.kind == StepKind::copy) {
       if (st.src.count != st.dst.count)
         return fail(who_rs(r, i) + ": src has " + std::to_string(st.src.count) + " elements, dst " +
@@ -179,6 +188,35 @@ class Plan {
       return fail(who_rs(r, i) + ": permutation index " + std::to_string(st.perm) + " out of range");
     for (const Handle* d = sc.deps_begin(st); d != sc.deps_end(st); ++d)
       if (*d >= i) return fail(who_rs(r, i) + ": depends on step " + std::to_string(*d) + ", not an earlier step");
+    return true;
+  }
+
+  // A fold's operands (src, the middle ones, dst) have dst's length and are
+  // pairwise disjoint; the middle ones are written (left unspecified), so they
+  // must be writable.
+  template <class RangeOk>
+  bool validate_fold(int r, std::uint32_t i, const RangeOk& range_ok) {
+    const Schedule& sc = s_[r];
+    const Step& st = sc.steps[i];
+    if (st.operand_count == 0) return fail(who_rs(r, i) + ": a fold without middle operands (use reduce)");
+    if (static_cast<std::size_t>(st.operand_begin) + st.operand_count > sc.operands.size())
+      return fail(who_rs(r, i) + ": middle operands outside Schedule::operands");
+    std::vector<Range> all{st.src};
+    all.insert(all.end(), sc.operands_begin(st), sc.operands_end(st));
+    all.push_back(st.dst);
+    for (std::size_t a = 1; a + 1 < all.size(); ++a) {
+      if (!range_ok(all[a], "operand")) return false;
+      if (all[a].buf == Buf::send && (!buf_.has_send || buf_.alias[r] < 0))
+        return fail(who_rs(r, i) + ": folds through the send buffer, which is the caller's read-only input");
+    }
+    for (std::size_t a = 0; a < all.size(); ++a) {
+      if (all[a].count != st.dst.count)
+        return fail(who_rs(r, i) + ": operand " + range_str(all[a]) + " is not " + std::to_string(st.dst.count) +
+                    " elements long");
+      for (std::size_t b = a + 1; b < all.size(); ++b)
+        if (overlap_at(r, all[a], all[b]) != ~std::uint64_t{0})
+          return fail(who_rs(r, i) + ": operands " + range_str(all[a]) + " and " + range_str(all[b]) + " overlap");
+    }
     return true;
   }
 
@@ -255,9 +293,11 @@ class Plan {
     for (std::uint32_t h = step_base_[r]; h < step_base_[r] + s_[r].steps.size(); ++h) {
       const Step& o = step(h);
       const auto has = [&](const Range& rg) { return phys(r, rg) <= x && x < phys(r, rg) + rg.count; };
+      const Schedule& sc = s_[r];
+      const bool middle = std::any_of(sc.operands_begin(o), sc.operands_end(o), has);
       const bool live = in_flight ? o.kind == StepKind::send && (rt_[h].state == posted || rt_[h].state == delivered)
                                   : !is_comm(o.kind) && rt_[h].state == ready && h != g && !self_copy(r, o);
-      if (live && ((o.kind != StepKind::permute && has(o.src)) || (!in_flight && has(o.dst)))) return h;
+      if (live && ((o.kind != StepKind::permute && has(o.src)) || (!in_flight && (has(o.dst) || middle)))) return h;
     }
     return kNone;
   }

@@ -71,12 +71,19 @@ void DeviceTransport::wait_some(std::vector<Request>& done) {
   }
 }
 
-void DeviceTransport::reduce(const Range& in, const Range& inout) {
-  if (in.count == 0) return;
+void DeviceTransport::reduce(const Range& in, const Range& inout) { fold(&in, 1, inout); }
+
+void DeviceTransport::fold(const Range* in, std::size_t n, const Range& inout) {
+  if (inout.count == 0) return;
   if (!b_.reduction) throw std::logic_error("gencoll device transport: a reduction step without an op");
-  // The kernel's left operand is MPI_Reduce_local's `in`, as on the host path.
-  const void* operands[2] = {address(in), address(inout)};
-  ops_.reduce(b_.reduction->type, b_.reduction->op, operands, 2, address(inout), static_cast<std::size_t>(in.count));
+  // One pass over all operands, left to right as the host path folds them
+  // (the kernel's first operand is MPI_Reduce_local's `in`); the result
+  // overwrites the last, which every element reads before it is written.
+  operands_.clear();
+  for (std::size_t i = 0; i < n; ++i) operands_.push_back(address(in[i]));
+  operands_.push_back(address(inout));
+  ops_.reduce(b_.reduction->type, b_.reduction->op, operands_.data(), operands_.size(), address(inout),
+              static_cast<std::size_t>(inout.count));
 }
 
 void DeviceTransport::copy(const Range& src, const Range& dst) {

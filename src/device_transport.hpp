@@ -128,6 +128,7 @@ class DeviceTransport final : public Transport {
   Request irecv(int peer, std::uint32_t tag, const Range& dst) override;
   void wait_some(std::vector<Request>& done) override;
   void reduce(const Range& in, const Range& inout) override;
+  void fold(const Range* in, std::size_t n, const Range& inout) override;  // one kernel
   void copy(const Range& src, const Range& dst) override;
   void permute(const Range& region, const PermutationSpec& spec) override;
 
@@ -151,6 +152,7 @@ class DeviceTransport final : public Transport {
   char* staging_ = nullptr;  // one slot per message of the schedule, taken in posting order
   std::size_t staging_used_ = 0, staging_size_ = 0;
   std::unordered_map<Request, Landing> landings_;
+  std::vector<const void*> operands_;  // of the reduction being launched
 };
 
 }  // namespace gencoll

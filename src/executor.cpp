@@ -16,6 +16,7 @@ struct Workspace {
   std::vector<std::uint32_t> step_of;  // request id -> step, for the dense ids transports hand out
   std::unordered_map<Transport::Request, std::uint32_t> sparse;  // any other ids
   std::vector<Transport::Request> done;
+  std::vector<Range> operands;  // of the fold step being run
   ExecPlan plan;  // for callers without a plan of their own
   std::vector<std::uint32_t> fill;
   bool busy = false;
@@ -87,6 +88,11 @@ void run(const Schedule& s, const ExecPlan& plan, Transport& t, Workspace& w) {
       if (--w.pending[plan.waiting[e]] == 0) w.ready.push_back(plan.waiting[e]);
   };
 
+  const auto fold = [&](const Step& st) {
+    w.operands.assign(1, st.src);
+    w.operands.insert(w.operands.end(), s.operands_begin(st), s.operands_end(st));
+    t.fold(w.operands.data(), w.operands.size(), st.dst);
+  };
   const auto post = [&](Transport::Request r, std::uint32_t i) {
     if (r == Transport::kCompleted)
       complete(i);
@@ -105,6 +111,7 @@ void run(const Schedule& s, const ExecPlan& plan, Transport& t, Workspace& w) {
         case StepKind::reduce: t.reduce(st.src, st.dst); complete(i); break;
         case StepKind::copy: t.copy(st.src, st.dst); complete(i); break;
         case StepKind::permute: t.permute(st.dst, s.perms.at(static_cast<std::size_t>(st.perm))); complete(i); break;
+        case StepKind::fold: fold(st); complete(i); break;
       }
     }
     if (finished == n) break;

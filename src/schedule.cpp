@@ -12,6 +12,7 @@ const char* to_string(StepKind k) {
     case StepKind::reduce: return "reduce";
     case StepKind::copy: return "copy";
     case StepKind::permute: return "permute";
+    case StepKind::fold: return "fold";
   }
   return "?";
 }
@@ -74,6 +75,8 @@ std::string Schedule::describe() const {
     if (s.kind == StepKind::send || s.kind == StepKind::recv) os << " peer " << s.peer << " tag " << s.tag;
     if (s.kind != StepKind::recv && s.kind != StepKind::permute)
       os << " src " << buf_name(s.src.buf) << "[" << s.src.offset << "+" << s.src.count << "]";
+    for (const Range* o = operands_begin(s); o != operands_end(s); ++o)
+      os << " " << buf_name(o->buf) << "[" << o->offset << "+" << o->count << "]";
     if (s.kind != StepKind::send)
       os << " dst " << buf_name(s.dst.buf) << "[" << s.dst.offset << "+" << s.dst.count << "]";
     if (s.dep_count) {
@@ -155,6 +158,19 @@ Handle ScheduleBuilder::permute(Range region, PermutationSpec spec, const std::v
   s.dst = region;
   s.perm = static_cast<std::int32_t>(sched_.perms.size());
   sched_.perms.push_back(std::move(spec));
+  return add(s, deps.data(), deps.size());
+}
+
+Handle ScheduleBuilder::fold(const std::vector<Range>& in, Range dst, const std::vector<Handle>& deps) {
+  if (in.empty()) throw std::logic_error("ScheduleBuilder: a fold needs an input");
+  if (in.size() == 1) return reduce(in[0], dst, deps);
+  Step s;
+  s.kind = StepKind::fold;
+  s.src = in[0];
+  s.dst = dst;
+  s.operand_begin = static_cast<std::uint32_t>(sched_.operands.size());
+  s.operand_count = static_cast<std::uint32_t>(in.size() - 1);
+  sched_.operands.insert(sched_.operands.end(), in.begin() + 1, in.end());
   return add(s, deps.data(), deps.size());
 }
 

@@ -41,6 +41,9 @@ enum class StepKind : std::uint8_t {
   reduce,   // dst = src (op) dst, MPI_Reduce_local's operand order
   copy,     // dst = src
   permute,  // dst buffer's blocks move to their natural order (see PermutationSpec)
+  fold,     // dst = src (op) m_1 (op) ... (op) m_j (op) dst, the middle operands m_i
+            // listed in Schedule::operands; they hold unspecified data afterwards
+            // (a host folds pairwise through them; a device reads them all in one pass)
 };
 
 const char* to_string(StepKind k);
@@ -69,6 +72,8 @@ struct Step {
   std::uint32_t dep_begin = 0;  // into Schedule::deps
   std::uint32_t dep_count = 0;
   std::int32_t perm = -1;   // permute: index into Schedule::perms
+  std::uint32_t operand_begin = 0;  // fold: its middle operands, into Schedule::operands
+  std::uint32_t operand_count = 0;
 };
 
 using Handle = std::uint32_t;  // index of a step in its schedule
@@ -79,10 +84,13 @@ struct Schedule {
   std::vector<Step> steps;
   std::vector<Handle> deps;  // flattened dependency lists, see Step::dep_*
   std::vector<PermutationSpec> perms;
+  std::vector<Range> operands;  // the middle operands of fold steps, see Step::operand_*
   std::uint64_t tmp_count = 0;  // scratch elements the executor must provide
 
   const Handle* deps_begin(const Step& s) const { return deps.data() + s.dep_begin; }
   const Handle* deps_end(const Step& s) const { return deps.data() + s.dep_begin + s.dep_count; }
+  const Range* operands_begin(const Step& s) const { return operands.data() + s.operand_begin; }
+  const Range* operands_end(const Step& s) const { return operands.data() + s.operand_begin + s.operand_count; }
   std::size_t messages_sent() const;
   std::string describe() const;  // human-readable listing for debugging
 };
@@ -109,6 +117,9 @@ class ScheduleBuilder {
   Handle reduce(Range src, Range dst, const std::vector<Handle>& deps);
   Handle copy(Range src, Range dst, const std::vector<Handle>& deps);
   Handle permute(Range region, PermutationSpec spec, const std::vector<Handle>& deps);
+  // dst = in[0] (op) in[1] (op) ... (op) dst, in rank order; in[1..] are left
+  // with unspecified data. One input is a plain reduce.
+  Handle fold(const std::vector<Range>& in, Range dst, const std::vector<Handle>& deps);
 
   // Grows the scratch area and returns a fresh range in it.
   Range scratch(std::uint64_t count);

@@ -32,6 +32,13 @@ class Transport {
   // Blocks until at least one posted request finished; appends their ids.
   virtual void wait_some(std::vector<Request>& done) = 0;
   virtual void reduce(const Range& in, const Range& inout) = 0;  // inout = in op inout
+  // inout = in[0] op in[1] op ... op in[n-1] op inout (a fold step: in[0] is
+  // its src, in[1..] its middle operands, which may be left with any data).
+  // By default pairwise through the middle operands, as MPI_Reduce_local can.
+  virtual void fold(const Range* in, std::size_t n, const Range& inout) {
+    for (std::size_t i = 0; i + 1 < n; ++i) reduce(in[i], in[i + 1]);
+    reduce(in[n - 1], inout);
+  }
   virtual void copy(const Range& src, const Range& dst) = 0;
   virtual void permute(const Range& region, const PermutationSpec& spec) = 0;
 };

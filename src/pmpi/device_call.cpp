@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -167,9 +168,9 @@ void execute_on_host_copies(const Schedule& s, MPI_Comm comm, const PmpiBuffers&
 
 }  // namespace
 
-bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
-                       const Config& cfg, bool first_rank) {
-  if (!gpu::cuda_driver_loaded()) return false;
+BufferPlace buffer_place(const PmpiBuffers& b, std::uint64_t recv_count, const Config& cfg, bool first_rank) {
+  BufferPlace place;
+  if (!gpu::cuda_driver_loaded()) return place;
   DeviceRuntime& rt = device_runtime(cfg);
   if (!rt.ops) {
     // Device buffers would now be read as host memory; say why, once.
@@ -177,20 +178,27 @@ bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, s
     if (first_rank && !said.exchange(true))
       std::fprintf(stderr, "gencoll: the CUDA driver is loaded but libgencoll-cuda is not (%s); buffers are taken "
                    "to be host memory (set GENCOLL_CUDA_LIBRARY)\n", rt.error.c_str());
-    return false;
+    return place;
   }
+  if (b.send) place.send = rt.ops->memory_kind(b.send);
+  if (recv_count > 0 && b.recv) place.recv = rt.ops->memory_kind(b.recv);
+  return place;
+}
+
+void execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
+                       BufferPlace place, const Config& cfg, bool first_rank) {
+  DeviceRuntime& rt = device_runtime(cfg);
+  if (!rt.ops || !place.device()) throw std::logic_error("gencoll: execute_on_device without device buffers");
   const bool log = cfg.debug && first_rank;
   gpu::DeviceOps& ops = *rt.ops;
-  const MemoryKind send_kind = b.send ? ops.memory_kind(b.send) : MemoryKind::host;
-  const MemoryKind recv_kind = recv_count > 0 && b.recv ? ops.memory_kind(b.recv) : MemoryKind::host;
-  if (send_kind != MemoryKind::device && recv_kind != MemoryKind::device) return false;
+  const MemoryKind send_kind = place.send, recv_kind = place.recv;
 
   std::string why;
   const std::optional<DeviceBuffers> d = device_buffers(b, send_kind, recv_kind, recv_count, why);
   if (!d) {
     if (log) std::fprintf(stderr, "gencoll: device buffers run on host copies (%s)\n", why.c_str());
     execute_on_host_copies(s, comm, b, recv_count, send_kind, recv_kind, ops, cfg.wait);
-    return true;
+    return;
   }
   const bool stage = stage_messages(cfg.gpu_staging, mpi_gpu_aware());
   if (log)
@@ -200,7 +208,6 @@ bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, s
   DeviceScratch::Use scratch(*rt.scratch);
   DeviceTransport t(wire, *scratch, *d, stage);
   execute(s, t);
-  return true;
 }
 
 void release_device_memory() {

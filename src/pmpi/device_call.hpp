@@ -17,21 +17,31 @@
 
 #include <cstdint>
 
+#include "../../gpu/device_ops.hpp"
 #include "../config.hpp"
 #include "../schedule.hpp"
 #include "pmpi_transport.hpp"
 
 namespace gencoll {
 
-// Runs `s` when the call's buffers include device memory and returns true;
-// returns false, having done nothing, for host buffers. `recv_count`: the
-// elements of `b.type` the call writes at b.recv (0 where it writes none).
-// `first_rank`: this is the communicator's rank 0, which prints the
-// GENCOLL_DEBUG lines, and once, even without GENCOLL_DEBUG, that the CUDA
-// driver is loaded but libgencoll-cuda is not (device buffers would then be
-// taken for host memory).
-bool execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
-                       const Config& cfg, bool first_rank);
+// Where a call's buffers are, asked once per call.
+struct BufferPlace {
+  gpu::MemoryKind send = gpu::MemoryKind::host, recv = gpu::MemoryKind::host;
+  bool device() const { return send == gpu::MemoryKind::device || recv == gpu::MemoryKind::device; }
+};
+
+// The memory kinds of the call's buffers: host unless the CUDA driver is
+// loaded and libgencoll-cuda says otherwise. `recv_count`: the elements of
+// `b.type` the call writes at b.recv (0 where it writes none). `first_rank`:
+// this is the communicator's rank 0, which says once, even without
+// GENCOLL_DEBUG, that the CUDA driver is loaded but libgencoll-cuda is not
+// (device buffers would then be taken for host memory).
+BufferPlace buffer_place(const PmpiBuffers& b, std::uint64_t recv_count, const Config& cfg, bool first_rank);
+
+// Runs `s` on buffers that include device memory (place.device()); rank 0
+// (`first_rank`) prints the GENCOLL_DEBUG lines.
+void execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
+                       BufferPlace place, const Config& cfg, bool first_rank);
 
 // Gives back the device scratch and pinned staging memory kept between calls
 // (at MPI_Finalize, while the CUDA context and the MPI still exist).

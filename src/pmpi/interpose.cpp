@@ -270,14 +270,20 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
                  static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size,
                  prm.p, call.root, to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
   }
-  const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
-  const Schedule& schedule = cached->schedule;
   // The elements of bufs.type the call writes at bufs.recv (reduce: the root's alone).
   std::uint64_t recv_count = call.count;
   if (call.coll == Collective::allgather) recv_count *= static_cast<std::uint64_t>(prm.p);
   if (call.coll == Collective::reduce && prm.rank != call.root) recv_count = 0;
-  if (execute_on_device(schedule, pc, bufs, recv_count, g_config, prm.rank == 0))
+  const BufferPlace place = buffer_place(bufs, recv_count, g_config, prm.rank == 0);
+  // On a device a round's blocks are reduced by one kernel; the messages are
+  // the same, so ranks with host and with device buffers still match.
+  prm.fold_rounds = place.device();
+  const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
+  const Schedule& schedule = cached->schedule;
+  if (place.device()) {
+    execute_on_device(schedule, pc, bufs, recv_count, place, g_config, prm.rank == 0);
     return MPI_SUCCESS;
+  }
   PmpiTransport t(pc, bufs, g_config.wait);
   execute(schedule, cached->plan, t);
   return MPI_SUCCESS;

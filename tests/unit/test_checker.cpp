@@ -411,3 +411,45 @@ TEST_CASE("reduce: rank-ordered result at the root only", "[checker]") {
   REQUIRE_FALSE(rep.ok);
   CHECK(mentions(rep, "outside the recv buffer of 0 elements"));
 }
+
+// Every rank gathers all vectors into tmp and folds them in one step; `reuse`
+// then sends a middle operand onwards, which a fold leaves unspecified.
+std::vector<Schedule> gather_fold_allreduce(int p, std::uint64_t c, bool overlap, bool reuse) {
+  auto b = builders(p);
+  for (int r = 0; r < p; ++r) {
+    ScheduleBuilder& x = b[r];
+    std::vector<Range> t;
+    std::vector<Handle> have;
+    for (int q = 0; q < p; ++q) t.push_back(x.scratch(c));
+    for (int q = 0; q < p; ++q) {
+      if (q == r) have.push_back(x.copy(send_r(0, c), t[q]));
+      else x.send(q, send_r(0, c)), have.push_back(x.recv(q, t[q]));
+    }
+    std::vector<Range> in(t.begin(), t.end() - 1);
+    if (overlap) in[1].offset = in[0].offset + 1;
+    const Handle h = x.fold(in, t[p - 1], have);
+    x.copy(t[p - 1], recv_r(0, c), {h});
+    if (reuse && r == 0) {
+      x.send(1, t[1], {h});
+    } else if (reuse && r == 1) {
+      const Range got = x.scratch(c);
+      const Handle rv = x.recv(0, got);
+      x.reduce(got, recv_r(0, c), {rv, h + 1});
+    }
+  }
+  return finish_all(b);
+}
+
+TEST_CASE("a fold reduces all operands in rank order and leaves the middle ones unspecified", "[checker]") {
+  const CheckReport ok = check_allreduce(gather_fold_allreduce(4, 3, false, false), 3, false, true);
+  INFO(ok.error);
+  REQUIRE(ok.ok);
+  const CheckReport overlap = check_allreduce(gather_fold_allreduce(4, 3, true, false), 3, false, true);
+  INFO(overlap.error);
+  REQUIRE_FALSE(overlap.ok);
+  CHECK(mentions(overlap, "overlap"));
+  const CheckReport reuse = check_allreduce(gather_fold_allreduce(4, 3, false, true), 3, false, true);
+  INFO(reuse.error);
+  REQUIRE_FALSE(reuse.ok);
+  CHECK(mentions(reuse, "garbage"));
+}

@@ -246,7 +246,11 @@ TEST_CASE("device allreduce equals the host path bit for bit", "[device]") {
             }
             INFO(to_string(alg) << " p=" << p << " k=" << k << " in_place=" << in_place << " stage=" << mode.stage);
             const auto host = run_host(c, add);
-            const auto dev = run_device(c, DeviceReduction{gpu::ElemType::float64, gpu::ReduceOp::sum}, mode);
+            // The staged runs fold each round in one kernel, as the interposition
+            // library does on device buffers: the same bits as the host's chain.
+            Case<double> dc = c;
+            dc.prm.fold_rounds = mode.stage;
+            const auto dev = run_device(dc, DeviceReduction{gpu::ElemType::float64, gpu::ReduceOp::sum}, mode);
             for (int r = 0; r < p; ++r) REQUIRE(std::memcmp(dev[r].data(), host[r].data(), n * sizeof(double)) == 0);
           }
 }
@@ -379,4 +383,25 @@ TEST_CASE("device scratch beyond the keep limit goes back when its call ends", "
   CHECK(dev.counts.pinned_allocs == 1);
   scratch.release();
   CHECK(scratch.kept_bytes() == 0);
+}
+
+TEST_CASE("a folded round is one reduction kernel on the device", "[device]") {
+  for (bool fold : {false, true})
+    for (auto [p, k, per_rank] : {std::tuple{9, 3, fold ? 2 : 4}, std::tuple{8, 4, fold ? 2 : 4},
+                                  std::tuple{16, 16, fold ? 1 : 15}}) {
+      const std::uint64_t n = 5;
+      Case<double> c{{Collective::allreduce, Algorithm::recursive_multiplying, p, 0, k, n, 0, true}, {}, {}, false};
+      c.prm.fold_rounds = fold;
+      for (int r = 0; r < p; ++r) {
+        c.send.push_back(std::vector<double>(n, 1.0 + r));
+        c.recv.push_back(std::vector<double>(n, -1.0));
+      }
+      std::vector<RankStats> stats;
+      const auto dev = run_device(c, DeviceReduction{gpu::ElemType::float64, gpu::ReduceOp::sum}, kModes[0], &stats);
+      INFO("p=" << p << " k=" << k << " fold=" << fold);
+      for (int r = 0; r < p; ++r) {
+        CHECK(stats[r].counts.reduces == per_rank);
+        CHECK(dev[r] == std::vector<double>(n, p * (p + 1) / 2.0));
+      }
+    }
 }

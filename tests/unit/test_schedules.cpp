@@ -33,18 +33,21 @@ std::string describe(const CollParams& prm, bool in_place) {
   std::ostringstream os;
   os << to_string(prm.coll) << " " << to_string(prm.alg) << " p=" << prm.p << " k=" << prm.k
      << " count=" << prm.count << " root=" << prm.root << " in_place=" << in_place
-     << " commutative=" << prm.commutative;
+     << " commutative=" << prm.commutative << (prm.fold_rounds ? " fold_rounds" : "");
   return os.str();
 }
 
 bool same_schedule(const Schedule& a, const Schedule& b) {
   if (a.tmp_count != b.tmp_count || a.steps.size() != b.steps.size() || a.deps != b.deps ||
-      a.perms.size() != b.perms.size())
+      a.perms.size() != b.perms.size() || a.operands.size() != b.operands.size())
     return false;
+  for (std::size_t i = 0; i < a.operands.size(); ++i)
+    if (!(a.operands[i] == b.operands[i])) return false;
   for (std::size_t i = 0; i < a.steps.size(); ++i) {
     const Step &x = a.steps[i], &y = b.steps[i];
     if (x.kind != y.kind || x.peer != y.peer || x.tag != y.tag || !(x.src == y.src) || !(x.dst == y.dst) ||
-        x.dep_begin != y.dep_begin || x.dep_count != y.dep_count || x.perm != y.perm)
+        x.dep_begin != y.dep_begin || x.dep_count != y.dep_count || x.perm != y.perm ||
+        x.operand_begin != y.operand_begin || x.operand_count != y.operand_count)
       return false;
   }
   for (std::size_t i = 0; i < a.perms.size(); ++i) {
@@ -66,6 +69,7 @@ struct Task {
   std::vector<int> ks;
   std::uint64_t max_volume = 0;  // skip schedule sets moving or holding more elements (0: no limit)
   std::vector<std::uint64_t> seeds{0};  // CheckOptions::seed values to run
+  bool fold = false;                     // CollParams::fold_rounds
 };
 
 struct Outcome {
@@ -81,6 +85,7 @@ Outcome run_task(const Task& t) {
   std::vector<Schedule> prev;
   for (int k : t.ks) {
     CollParams prm = params(t.coll, t.alg, t.p, k, t.count, t.root);
+    prm.fold_rounds = t.fold;
     try {
       std::vector<Schedule> s;
       for (prm.rank = 0; prm.rank < t.p; ++prm.rank) s.push_back(generate(prm));
@@ -250,6 +255,25 @@ TEST_CASE("allgather generators pass the checker for p <= 64 and every k", "[sch
 
 TEST_CASE("allreduce generators pass the checker for p <= 64 and every k", "[schedules][allreduce]") {
   report(small_tasks(Collective::allreduce));
+}
+
+namespace {
+// Recursive multiplying with each round's blocks folded in one step (device
+// buffers), also in randomised orders.
+std::vector<Task> folded_tasks(int max_p, std::vector<std::uint64_t> seeds) {
+  std::vector<Task> tasks;
+  for (Task t : small_tasks(Collective::allreduce, max_p, seeds)) {
+    if (t.alg != Algorithm::recursive_multiplying && t.alg != Algorithm::permuted_recursive_multiplying) continue;
+    t.fold = true;
+    tasks.push_back(t);
+  }
+  return tasks;
+}
+}  // namespace
+
+TEST_CASE("allreduce with folded rounds passes the checker for p <= 64 and every k", "[schedules][allreduce][fold]") {
+  report(folded_tasks(64, {0}));
+  report(folded_tasks(16, {1, 2}));
 }
 
 // Local steps and message completions in random orders (still local steps first),

@@ -99,6 +99,25 @@ TEST_CASE("local steps: bytes x cost per byte, one at a time per rank, plus laun
   CHECK(simulate(m, one_rank(), dev).time == Approx(750 * ns + 2 * 3 * us));
 }
 
+TEST_CASE("a fold: n pairwise reductions on a host, one pass over n + 2 vectors on a device", "[sim][tiny]") {
+  Machine m = flat_machine(kP);
+  m.local.reduce_host = 2 * ns;
+  m.local.reduce_device = 0.6 * ns;
+  m.local.kernel_launch = 3 * us;
+  const auto one_rank = [] {
+    ScheduleBuilder b(0, 1);
+    const Range a{Buf::tmp, 0, 1000}, c{Buf::tmp, 1000, 1000};
+    b.fold({Range{Buf::send, 0, 1000}, a, c}, recv_buf(1000), {});
+    return std::vector<Schedule>{std::move(b).finish()};
+  };
+  CHECK(one_rank()[0].steps.size() == 1);
+  CHECK(simulate(m, one_rank(), SimOptions{}).time == Approx(3 * 2000 * ns));
+  SimOptions dev;
+  dev.buffers = Buffers::device;
+  // 3 inputs and the in/out vector read, 1 written: 5/3 of a pairwise reduction's traffic.
+  CHECK(simulate(m, one_rank(), dev).time == Approx(1000 * 0.6 * ns * 5 / 3 + 3 * us));
+}
+
 TEST_CASE("serialising overheads: two receives arriving together take o_r one after the other", "[sim][tiny]") {
   Machine m = flat_machine(kP);
   m.overheads_serialize = true;
