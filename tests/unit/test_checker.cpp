@@ -82,17 +82,23 @@ std::vector<Schedule> chain_allreduce(const std::vector<int>& order, std::uint64
 
 // Every rank gathers all vectors into tmp and reduces locally in rank order,
 // associating left ((x0 op x1) op x2 ...) or right (x0 op (x1 op x2)).
+// Rank r's part of an all-to-all gather into p scratch vectors t (rank order);
+// have[q]: the step that filled t[q].
+void gather_all(ScheduleBuilder& x, int p, std::uint64_t c, std::vector<Range>& t, std::vector<Handle>& have) {
+  for (int q = 0; q < p; ++q) t.push_back(x.scratch(c));
+  for (int q = 0; q < p; ++q) {
+    if (q == x.rank()) have.push_back(x.copy(send_r(0, c), t[q]));
+    else x.send(q, send_r(0, c)), have.push_back(x.recv(q, t[q]));
+  }
+}
+
 std::vector<Schedule> gather_reduce_allreduce(int p, std::uint64_t c, const std::vector<bool>& left_assoc) {
   auto b = builders(p);
   for (int r = 0; r < p; ++r) {
     ScheduleBuilder& x = b[r];
     std::vector<Range> t;
     std::vector<Handle> have;
-    for (int q = 0; q < p; ++q) t.push_back(x.scratch(c));
-    for (int q = 0; q < p; ++q) {
-      if (q == r) have.push_back(x.copy(send_r(0, c), t[q]));
-      else x.send(q, send_r(0, c)), have.push_back(x.recv(q, t[q]));
-    }
+    gather_all(x, p, c, t, have);
     Handle h;
     if (left_assoc[r]) {
       h = have[0];
@@ -412,6 +418,7 @@ TEST_CASE("reduce: rank-ordered result at the root only", "[checker]") {
   CHECK(mentions(rep, "outside the recv buffer of 0 elements"));
 }
 
+namespace {
 // Every rank gathers all vectors into tmp and folds them in one step; `reuse`
 // then sends a middle operand onwards, which a fold leaves unspecified.
 std::vector<Schedule> gather_fold_allreduce(int p, std::uint64_t c, bool overlap, bool reuse) {
@@ -420,11 +427,7 @@ std::vector<Schedule> gather_fold_allreduce(int p, std::uint64_t c, bool overlap
     ScheduleBuilder& x = b[r];
     std::vector<Range> t;
     std::vector<Handle> have;
-    for (int q = 0; q < p; ++q) t.push_back(x.scratch(c));
-    for (int q = 0; q < p; ++q) {
-      if (q == r) have.push_back(x.copy(send_r(0, c), t[q]));
-      else x.send(q, send_r(0, c)), have.push_back(x.recv(q, t[q]));
-    }
+    gather_all(x, p, c, t, have);
     std::vector<Range> in(t.begin(), t.end() - 1);
     if (overlap) in[1].offset = in[0].offset + 1;
     const Handle h = x.fold(in, t[p - 1], have);
@@ -439,6 +442,7 @@ std::vector<Schedule> gather_fold_allreduce(int p, std::uint64_t c, bool overlap
   }
   return finish_all(b);
 }
+}  // namespace
 
 TEST_CASE("a fold reduces all operands in rank order and leaves the middle ones unspecified", "[checker]") {
   const CheckReport ok = check_allreduce(gather_fold_allreduce(4, 3, false, false), 3, false, true);
