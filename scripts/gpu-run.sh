@@ -14,18 +14,33 @@
 #      messages staged through pinned memory and, where the MPI says it is
 #      GPU-aware, as device pointers; for each MPI whose launcher starts a
 #      rank there (skipped, and said so, where none does);
-#   5. print a short table last.
+#   5. with --main-job, run scripts/main-job.sh (profile, tune, measure) with
+#      one rank per core, up to 16;
+#   6. print a short table last.
 #
 # usage: gpu-run.sh [--build DIR] [--max BYTES] [--no-build] [--p P] [--k K] [--np N]
+#                   [--bundle DIR] [--main-job] [--results DIR]
 #   --build DIR   build directory (default build-gpu)
 #   --max BYTES   largest permutation (default 1073741824)
 #   --no-build    use the binaries in DIR as they are
 #   --p P --k K   the permuted-recursive-multiplying permutation timed (64, 4)
 #   --np N        ranks of the device-buffer collectives (default 4)
+#   --bundle DIR  binaries, MPICH and libraries from scripts/device-bundle.sh
+#                 (for a machine without autotools or an MPI; implies
+#                 --no-build; MPICH's launcher comes from the bundle)
+#   --main-job    also run the main job (step 5) into DIR/main-job
+#   --results DIR copy the log, the summary and the main job's results
+#                 (one .tar.gz) there, e.g. the device tool's $OUT
 # Output: the full log in DIR/gpu-run.log, the table on stdout.
+#
+# On the device tool, after `bash scripts/device-bundle.sh` here (two calls,
+# since one may run 10 minutes at most):
+#   run(command="bash scripts/gpu-run.sh --bundle .device --results $OUT", carry=[".device"])
+#   run(command="bash scripts/main-job.sh --bundle .device --np 16 --out /tmp/mj &&
+#                tar -C /tmp -czf $OUT/mj.tar.gz mj", carry=[".device"])
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=$top/build-gpu max=1073741824 do_build=1 p=64 k=4 np=4
+build=$top/build-gpu max=1073741824 do_build=1 p=64 k=4 np=4 bundle= main_job=0 results=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
@@ -34,7 +49,10 @@ while [ $# -gt 0 ]; do
     --p) p=$2; shift 2 ;;
     --k) k=$2; shift 2 ;;
     --np) np=$2; shift 2 ;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+    --bundle) bundle=$(cd "$2" && pwd); build=$bundle/build; do_build=0; shift 2 ;;
+    --main-job) main_job=1; shift ;;
+    --results) results=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "gpu-run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -75,7 +93,12 @@ fi
 for f in "$lib" "$check_bin" "$bench_bin"; do
   [ -e "$f" ] || { echo "gpu-run.sh: $f missing (build first)" >&2; exit 1; }
 done
-export LD_LIBRARY_PATH=$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+if [ -n "$bundle" ]; then
+  # shellcheck source=/dev/null
+  source "$bundle/env.sh"
+else
+  export LD_LIBRARY_PATH=$build/.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 command -v nvidia-smi > /dev/null && nvidia-smi -L | tee -a "$log" || true
 
 say "== GPU tests"
@@ -133,10 +156,29 @@ set +e
 if [ "$check_rc" = 77 ]; then
   mpi_lines+=("skipped (no CUDA device)")
 else
-  device_collectives openmpi mpiexec.openmpi --oversubscribe --allow-run-as-root
-  device_collectives mpich mpiexec.mpich
+  if [ -n "$bundle" ]; then
+    device_collectives mpich "$bundle/mpich/bin/mpiexec" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" \
+      -genv UCX_MODULE_DIR "$UCX_MODULE_DIR"
+  else
+    device_collectives openmpi mpiexec.openmpi --oversubscribe --allow-run-as-root
+    device_collectives mpich mpiexec.mpich
+  fi
 fi
 set -e
+
+main_line=
+if [ "$main_job" = 1 ]; then
+  say "== main job"
+  cores=$(nproc)
+  mj=(--np $(( cores > 16 ? 16 : cores )) --out "$build/main-job")
+  if [ -n "$bundle" ]; then mj+=(--bundle "$bundle"); else mj+=(--no-build); fi
+  set +e
+  bash "$top/scripts/main-job.sh" "${mj[@]}" 2>&1 | tee -a "$log" | tail -n 8
+  mj_rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$mj_rc" = 0 ]; then main_line="$(grep -m1 'selection quality' "$build/main-job/report.md" | sed 's/^- //')"
+  else main_line="FAIL (exit $mj_rc, see $log)"; fi
+fi
 
 # The table: permutations of >= 1 MiB against the copy (issue 7's target:
 # >= 80%), reductions of the largest size against the floor (>= 80%).
@@ -144,14 +186,24 @@ range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%
 perm=$(awk '/^  [0-9]+(KiB|MiB|GiB)/ && ($1 ~ /MiB|GiB/) { sub("%", "", $5); print $5 }' "$build/gpu_bench.out" | range)
 red=$(awk '/^  [a-z]/ && $4 == "256MiB" { sub("%", "", $7); print $7 }' "$build/gpu_bench.out" | range)
 device=$(awk -F': ' '/^# device/ { print $2 }' "$build/gpu_bench.out")
+summary() {
+  echo "== summary${device:+ ($device)}"
+  printf '%-34s %s\n' "GPU tests (kernels vs CPU ref)" "$tests"
+  if [ "$bench_rc" = 0 ]; then
+    printf '%-34s %s\n' "in-place permutation >= 1 MiB" "$perm of cudaMemcpy D2D (target >= 80%)"
+    printf '%-34s %s\n' "reductions, 256 MiB per input" "$red of the bandwidth floor (target >= 80%)"
+  else
+    printf '%-34s %s\n' "kernel timings" "not run (gpu_bench exit $bench_rc)"
+  fi
+  for line in "${mpi_lines[@]}"; do printf '%-34s %s\n' "MPI on device buffers" "$line"; done
+  [ -z "$main_line" ] || printf '%-34s %s\n' "main job ($build/main-job)" "$main_line"
+}
 echo
-echo "== summary${device:+ ($device)}"
-printf '%-34s %s\n' "GPU tests (kernels vs CPU ref)" "$tests"
-if [ "$bench_rc" = 0 ]; then
-  printf '%-34s %s\n' "in-place permutation >= 1 MiB" "$perm of cudaMemcpy D2D (target >= 80%)"
-  printf '%-34s %s\n' "reductions, 256 MiB per input" "$red of the bandwidth floor (target >= 80%)"
-else
-  printf '%-34s %s\n' "kernel timings" "not run (gpu_bench exit $bench_rc)"
+summary | tee "$build/summary.txt"
+if [ -n "$results" ]; then
+  cp "$log" "$build/summary.txt" "$results/"
+  for f in gpu_check.out gpu_bench.out; do [ -f "$build/$f" ] && cp "$build/$f" "$results/"; done
+  [ -d "$build/main-job" ] && tar -C "$build" -czf "$results/main-job.tar.gz" main-job
+  cat "$build"/device-*.csv > "$results/device-collectives.csv" 2>/dev/null || true
 fi
-for line in "${mpi_lines[@]}"; do printf '%-34s %s\n' "MPI on device buffers" "$line"; done
 [ "$check_rc" = 0 ] || [ "$check_rc" = 77 ]

@@ -18,6 +18,8 @@
 #   --iters N    timed iterations per point (default 50)
 #   --out DIR    results directory (default benchmarks/results/DATE-CORESc-Nr)
 #   --no-build   use the existing build/ and its MPICH prefix as they are
+#   --bundle DIR use the binaries, MPICH and libraries packed by
+#                scripts/device-bundle.sh (a machine with no compiler or MPI)
 # With more ranks than cores, MPICH is built with the progress-yield option and
 # ranks are not bound (DESIGN.md, oversubscription); otherwise ranks are bound
 # to cores. The directory keeps every input and output with the machine, the
@@ -26,7 +28,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
 np=$(( cores < 4 ? 4 : (cores > 16 ? 16 : cores) ))
-max=1048576 iters=50 out= build_it=1
+max=1048576 iters=50 out= build_it=1 bundle=
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,8 +37,9 @@ while [ $# -gt 0 ]; do
     --iters) iters=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --no-build) build_it=0; shift ;;
-    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "main-job.sh: unknown option $1 (expected --np, --max, --iters, --out, --no-build; see --help)" >&2; exit 2 ;;
+    --bundle) bundle=$(cd "$2" && pwd); build_it=0; shift 2 ;;
+    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "main-job.sh: unknown option $1 (expected --np, --max, --iters, --out, --no-build, --bundle; see --help)" >&2; exit 2 ;;
   esac
 done
 for v in np max iters; do
@@ -58,11 +61,18 @@ if [ "$build_it" = 1 ]; then
   log "building MPICH 4.0.2 with the gencoll module ${yield[*]} (cached after the first run)"
   bash "$top/scripts/build-mpich.sh" "${yield[@]}" --gencoll-build "$build" >/dev/null
 fi
-[ -f "$build/mpich-prefix" ] || { echo "main-job.sh: no MPICH prefix in $build (run without --no-build)" >&2; exit 1; }
-prefix=$(cat "$build/mpich-prefix")
+if [ -n "$bundle" ]; then
+  [ -f "$bundle/env.sh" ] || { echo "main-job.sh: $bundle is not a bundle of scripts/device-bundle.sh" >&2; exit 1; }
+  # shellcheck source=/dev/null
+  source "$bundle/env.sh"
+  build=$bundle/build prefix=$bundle/mpich ldpath=$LD_LIBRARY_PATH
+else
+  [ -f "$build/mpich-prefix" ] || { echo "main-job.sh: no MPICH prefix in $build (run without --no-build)" >&2; exit 1; }
+  prefix=$(cat "$build/mpich-prefix") ldpath=$prefix/lib
+fi
 bind=(-bind-to core)
 [ "$np" -gt "$cores" ] && bind=()
-launch() { "$prefix/bin/mpiexec" -n "$np" "${bind[@]}" -genv LD_LIBRARY_PATH "$prefix/lib" "$@"; }
+launch() { "$prefix/bin/mpiexec" -n "$np" "${bind[@]}" -genv LD_LIBRARY_PATH "$ldpath" "$@"; }
 
 {
   echo "date: $(date -u '+%F %T UTC')"

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Packs what the GPU machine (16 cores, one GPU, no package registry, no
+# autotools, no MPI) needs to run scripts/gpu-run.sh --bundle without building:
+#
+#   DIR/build/   gencoll-loggp, gencoll-tune, gencoll-bench.mpich, the GPU test
+#                and benchmark, libgencoll-cuda and the interposition library,
+#                at the paths main-job.sh and gpu-run.sh use (debug info stripped)
+#   DIR/mpich/   MPICH 4.0.2 with the gencoll module (bin/ and lib/), built
+#                without the progress yield: there every rank has its own core
+#   DIR/lib/     the shared libraries those need that a bare image may lack
+#                (UCX and its transport modules, hwloc, numa, udev), found with
+#                ldd; the C and C++ runtimes are taken from the machine
+#   DIR/env.sh   the environment that makes them find each other
+#
+# The device tool carries at most 64 MiB with the working tree; the bundle is
+# about 30. DIR (default .device) is added to .git/info/exclude so that it
+# travels only when named in `carry`.
+#
+# usage: device-bundle.sh [--out DIR]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$top/.device
+while [ $# -gt 0 ]; do
+  case $1 in
+    --out) out=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "device-bundle.sh: unknown option $1 (expected --out DIR)" >&2; exit 2 ;;
+  esac
+done
+log() { echo "device-bundle: $*" >&2; }
+build=$top/build
+
+log "building gencoll, its GPU test and benchmark, and MPICH (cached)"
+bash "$top/scripts/build.sh" > /dev/null
+grep -q '^NVCC = ..*' "$build/Makefile" ||
+  { echo "device-bundle.sh: $build was configured without CUDA (nvcc not found); the GPU parts need it" >&2; exit 1; }
+make -C "$build" -j"$(nproc)" libgencoll-cuda.la tests/gpu/gpu_check benchmarks/gpu_bench > /dev/null
+bash "$top/scripts/build-mpich.sh" --gencoll-build "$build" > /dev/null
+prefix=$(cat "$build/mpich-prefix")  # where build-mpich.sh put it
+[ -x "$prefix/bin/mpiexec" ] || { echo "device-bundle.sh: no MPICH at $prefix" >&2; exit 1; }
+
+rm -rf "$out"
+mkdir -p "$out/build" "$out/lib" "$out/mpich"
+# A libtool-built program is either the binary itself or a wrapper script with
+# the binary in .libs/; take the binary.
+real() {
+  local f=$1
+  if file -b "$f" | grep -q ELF; then echo "$f"; else echo "$(dirname "$f")/.libs/$(basename "$f")"; fi
+}
+put() {  # FILE DEST (relative to $out)
+  mkdir -p "$(dirname "$out/$2")"
+  cp -L "$1" "$out/$2"
+  strip --strip-debug "$out/$2" 2>/dev/null || true
+}
+for p in profiler/gencoll-loggp selection/gencoll-tune selection/gencoll-sim benchmarks/gencoll-bench.mpich \
+         tests/gpu/gpu_check benchmarks/gpu_bench; do
+  put "$(real "$build/$p")" "build/$p"
+done
+# gpu-run.sh's layout (a build tree's .libs/).
+mv "$out/build/tests/gpu/gpu_check" "$out/build/tests/gpu/.gpu_check" && mkdir -p "$out/build/tests/gpu/.libs" &&
+  mv "$out/build/tests/gpu/.gpu_check" "$out/build/tests/gpu/.libs/gpu_check"
+mkdir -p "$out/build/benchmarks/.libs" && mv "$out/build/benchmarks/gpu_bench" "$out/build/benchmarks/.libs/gpu_bench"
+put "$build/.libs/libgencoll-cuda.so.0" "build/.libs/libgencoll-cuda.so.0"
+put "$build/mpich/.libs/libgencoll-pmpi.so" "build/mpich/.libs/libgencoll-pmpi.so"
+
+# MPICH without its documentation and static archives.
+cp -a "$prefix/bin" "$out/mpich/"
+mkdir -p "$out/mpich/lib"
+for f in "$prefix"/lib/*.so*; do cp -a "$f" "$out/mpich/lib/"; done
+for f in "$out"/mpich/lib/*.so.*.*; do [ -L "$f" ] || strip --strip-debug "$f" 2>/dev/null || true; done
+
+# Third-party libraries: whatever ldd resolves outside the bundle, except the
+# C and C++ runtimes (a newer one on the machine serves older binaries).
+ucx=$(dirname "$(ldconfig -p | awk '/libucs.so.0 / { print $NF; exit }')")/ucx
+mkdir -p "$out/lib/ucx"
+[ -d "$ucx" ] && for f in "$ucx"/*.so.0; do cp -L "$f" "$out/lib/ucx/"; done
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so)'
+elfs=$(find "$out/build" "$out/mpich" "$out/lib/ucx" -type f -exec sh -c 'file -b "$1" | grep -q ELF' _ {} \; -print)
+for e in $elfs; do
+  LD_LIBRARY_PATH=$out/mpich/lib ldd "$e" 2>/dev/null | awk '$3 ~ /^\// { print $1, $3 }'
+done | sort -u | while read -r name path; do
+  [[ $name =~ $skip ]] && continue
+  case $path in "$out"/*) continue ;; esac
+  [ -e "$out/lib/$name" ] || cp -L "$path" "$out/lib/$name"
+done
+
+cat > "$out/env.sh" <<'EOF'
+# Sourced by main-job.sh and gpu-run.sh with --bundle: the bundle's libraries
+# first, UCX's transport modules from the bundle.
+bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export LD_LIBRARY_PATH=$bundle/mpich/lib:$bundle/build/.libs:$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export UCX_MODULE_DIR=$bundle/lib/ucx
+export PATH=$bundle/mpich/bin:$PATH
+EOF
+
+exclude=$(git -C "$top" rev-parse --git-path info/exclude 2>/dev/null || true)
+rel=${out#"$top"/}
+if [ -n "$exclude" ] && [ "$rel" != "$out" ] && ! grep -qx "/$rel/" "$exclude" 2>/dev/null; then
+  mkdir -p "$(dirname "$exclude")"
+  echo "/$rel/" >> "$exclude"
+fi
+size=$(du -sm "$out" | cut -f1)
+log "bundle in $out: ${size} MiB (MPICH: $prefix)"
+[ "$size" -lt 56 ] || log "warning: ${size} MiB leaves little of the device tool's 64 MiB for the working tree"
