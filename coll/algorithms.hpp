@@ -59,7 +59,8 @@ struct CollParams {
   // Reduce all blocks a rank receives in one round with one fold step (one
   // pass, one kernel on device buffers) instead of a chain of pairwise reduce
   // steps that starts as the first blocks arrive (better on a host CPU).
-  // Recursive multiplying allreduce; ignored elsewhere. Changes no message.
+  // Recursive multiplying and k-nomial reductions; ignored elsewhere (a ring
+  // step has one block). Changes no message.
   bool fold_rounds = false;
 
   friend bool operator==(const CollParams& a, const CollParams& b) {

@@ -65,7 +65,9 @@ struct Partial {
   std::vector<Handle> sent;
 };
 
-Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint64_t n) {
+// With `fold`, each level's children are combined in one fold step (one kernel
+// on device buffers) once they all arrived, instead of one by one as they do.
+Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint64_t n, bool fold) {
   const int v = t.rel(b.rank());
   const auto levels = t.children(v);
   std::size_t nchildren = 0, widest = 0;
@@ -86,6 +88,18 @@ Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint6
       const std::size_t s = slots[i];
       got.push_back(b.recv(t.abs(lv[i].rel), pool.range(s), pool.users(s)));
       pool.reset(s, got.back());
+    }
+    if (fold && slots.size() > 1) {
+      std::vector<Range> in{acc.where};
+      for (std::size_t i = 0; i + 1 < slots.size(); ++i) in.push_back(pool.range(slots[i]));
+      std::vector<Handle> deps = acc.ready;
+      deps.insert(deps.end(), got.begin(), got.end());
+      const Handle h = b.fold(in, pool.range(slots.back()), deps);
+      if (acc_slot != pool.size()) pool.touch(acc_slot, h);
+      for (std::size_t s : slots) pool.reset(s, h);
+      acc = Partial{pool.range(slots.back()), {h}, {}};
+      acc_slot = slots.back();
+      continue;
     }
     for (std::size_t i = 0; i < slots.size(); ++i) {
       std::vector<Handle> deps = acc.ready;
@@ -129,14 +143,14 @@ Schedule reduce_knomial(const CollParams& prm) {
   const Range out{Buf::recv, 0, prm.count};
   if (prm.commutative || prm.root == 0) {
     const KnomialTree t{prm.p, k, prm.root};
-    Partial acc = emit_knomial_reduce(b, t, prm.count);
+    Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds);
     if (prm.rank == prm.root) b.copy(acc.where, out, acc.ready);
     return std::move(b).finish();
   }
   // A tree rooted elsewhere would meet the contributions rotated out of rank
   // order: reduce to rank 0, whose subtrees are rank intervals, and forward.
   const KnomialTree t{prm.p, k, 0};
-  Partial acc = emit_knomial_reduce(b, t, prm.count);
+  Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds);
   if (prm.rank == 0) b.send(prm.root, acc.where, acc.ready);
   if (prm.rank == prm.root) b.recv(0, out, acc.sent);  // `out` may alias the input
   return std::move(b).finish();
@@ -155,7 +169,7 @@ Schedule allreduce_knomial(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
   const KnomialTree t{prm.p, effective_radix(prm.alg, prm.p, prm.k), 0};
   const Range out{Buf::recv, 0, prm.count};
-  Partial acc = emit_knomial_reduce(b, t, prm.count);
+  Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds);
   std::vector<Handle> have;
   if (t.rel(prm.rank) == 0) {
     have.push_back(b.copy(acc.where, out, acc.ready));

@@ -271,7 +271,9 @@ TEST_CASE("device reduce equals the host path at every root", "[device]") {
             }
             INFO(to_string(alg) << " p=" << p << " k=" << k << " root=" << root << " stage=" << mode.stage);
             const auto host = run_host(c, max32);
-            const auto dev = run_device(c, DeviceReduction{gpu::ElemType::int32, gpu::ReduceOp::max}, mode);
+            Case<std::int32_t> dc = c;
+            dc.prm.fold_rounds = mode.stage;  // as in the allreduce test
+            const auto dev = run_device(dc, DeviceReduction{gpu::ElemType::int32, gpu::ReduceOp::max}, mode);
             REQUIRE(dev[root] == host[root]);
           }
 }
@@ -404,4 +406,23 @@ TEST_CASE("a folded round is one reduction kernel on the device", "[device]") {
         CHECK(dev[r] == std::vector<double>(n, p * (p + 1) / 2.0));
       }
     }
+}
+
+TEST_CASE("a k-nomial level's children are folded in one kernel at their parent", "[device]") {
+  for (bool fold : {false, true}) {
+    const int p = 9;
+    const std::uint64_t n = 4;
+    Case<double> c{{Collective::reduce, Algorithm::knomial, p, 0, p, n, 0, true}, {}, {}, false};
+    c.prm.fold_rounds = fold;
+    for (int r = 0; r < p; ++r) {
+      c.send.push_back(std::vector<double>(n, 1.0 + r));
+      c.recv.push_back(r == 0 ? std::vector<double>(n, -1.0) : std::vector<double>());
+    }
+    std::vector<RankStats> stats;
+    const auto dev = run_device(c, DeviceReduction{gpu::ElemType::float64, gpu::ReduceOp::sum}, kModes[0], &stats);
+    INFO("fold=" << fold);
+    CHECK(stats[0].counts.reduces == (fold ? 1 : p - 1));  // the root's eight children, one level
+    for (int r = 1; r < p; ++r) CHECK(stats[r].counts.reduces == 0);
+    CHECK(dev[0] == std::vector<double>(n, p * (p + 1) / 2.0));
+  }
 }

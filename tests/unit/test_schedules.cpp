@@ -258,20 +258,23 @@ TEST_CASE("allreduce generators pass the checker for p <= 64 and every k", "[sch
 }
 
 namespace {
-// Recursive multiplying with each round's blocks folded in one step (device
-// buffers), also in randomised orders.
+// Recursive multiplying and k-nomial with each round's blocks folded in one
+// step (device buffers), also in randomised orders.
 std::vector<Task> folded_tasks(int max_p, std::vector<std::uint64_t> seeds) {
   std::vector<Task> tasks;
-  for (Task t : small_tasks(Collective::allreduce, max_p, seeds)) {
-    if (t.alg != Algorithm::recursive_multiplying && t.alg != Algorithm::permuted_recursive_multiplying) continue;
-    t.fold = true;
-    tasks.push_back(t);
-  }
+  for (Collective c : {Collective::allreduce, Collective::reduce})
+    for (Task t : small_tasks(c, max_p, seeds)) {
+      if (t.alg != Algorithm::recursive_multiplying && t.alg != Algorithm::permuted_recursive_multiplying &&
+          t.alg != Algorithm::knomial)
+        continue;
+      t.fold = true;
+      tasks.push_back(t);
+    }
   return tasks;
 }
 }  // namespace
 
-TEST_CASE("allreduce with folded rounds passes the checker for p <= 64 and every k", "[schedules][allreduce][fold]") {
+TEST_CASE("allreduce and reduce with folded rounds pass the checker for p <= 64 and every k", "[schedules][fold]") {
   report(folded_tasks(64, {0}));
   report(folded_tasks(16, {1, 2}));
 }
