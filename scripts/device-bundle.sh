@@ -52,14 +52,12 @@ put() {  # FILE DEST (relative to $out)
   cp -L "$1" "$out/$2"
   strip --strip-debug "$out/$2" 2>/dev/null || true
 }
-for p in profiler/gencoll-loggp selection/gencoll-tune selection/gencoll-sim benchmarks/gencoll-bench.mpich \
-         tests/gpu/gpu_check benchmarks/gpu_bench; do
+# At the paths main-job.sh and gpu-run.sh (a build tree's .libs/) look in.
+for p in profiler/gencoll-loggp selection/gencoll-tune selection/gencoll-sim benchmarks/gencoll-bench.mpich; do
   put "$(real "$build/$p")" "build/$p"
 done
-# gpu-run.sh's layout (a build tree's .libs/).
-mv "$out/build/tests/gpu/gpu_check" "$out/build/tests/gpu/.gpu_check" && mkdir -p "$out/build/tests/gpu/.libs" &&
-  mv "$out/build/tests/gpu/.gpu_check" "$out/build/tests/gpu/.libs/gpu_check"
-mkdir -p "$out/build/benchmarks/.libs" && mv "$out/build/benchmarks/gpu_bench" "$out/build/benchmarks/.libs/gpu_bench"
+put "$(real "$build/tests/gpu/gpu_check")" "build/tests/gpu/.libs/gpu_check"
+put "$(real "$build/benchmarks/gpu_bench")" "build/benchmarks/.libs/gpu_bench"
 put "$build/.libs/libgencoll-cuda.so.0" "build/.libs/libgencoll-cuda.so.0"
 put "$build/mpich/.libs/libgencoll-pmpi.so" "build/mpich/.libs/libgencoll-pmpi.so"
 

@@ -56,8 +56,8 @@ SimResult simulate(const Machine& m, const std::vector<Schedule>& schedules, con
 bool device_buffers(const Machine& m, const SimOptions& opt);
 
 // The parameters rank `rank` runs with: on device buffers, recursive
-// multiplying folds each round's blocks in one step, as the interposition
-// library's device path does (CollParams::fold_rounds).
+// multiplying and k-nomial fold each round's blocks in one step, as the
+// interposition library's device path does (CollParams::fold_rounds).
 CollParams rank_params(const Machine& m, const SimOptions& opt, CollParams prm, int rank);
 
 // Generates every rank's schedule for `params` (params.rank is ignored) and

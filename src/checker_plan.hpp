@@ -290,10 +290,10 @@ class Plan {
   // rank, other than g, touching physical element x.
   std::uint32_t find_user(std::uint32_t g, std::uint64_t x, bool in_flight) const {
     const int r = rt_[g].rank;
-    for (std::uint32_t h = step_base_[r]; h < step_base_[r] + s_[r].steps.size(); ++h) {
+    const Schedule& sc = s_[r];
+    for (std::uint32_t h = step_base_[r]; h < step_base_[r] + sc.steps.size(); ++h) {
       const Step& o = step(h);
       const auto has = [&](const Range& rg) { return phys(r, rg) <= x && x < phys(r, rg) + rg.count; };
-      const Schedule& sc = s_[r];
       const bool middle = std::any_of(sc.operands_begin(o), sc.operands_end(o), has);
       const bool live = in_flight ? o.kind == StepKind::send && (rt_[h].state == posted || rt_[h].state == delivered)
                                   : !is_comm(o.kind) && rt_[h].state == ready && h != g && !self_copy(r, o);

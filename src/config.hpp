@@ -48,13 +48,16 @@ enum class WaitPolicy { block, yield };
 // device pointers where the MPI says it is GPU-aware.
 enum class GpuStaging { auto_detect, always, never };
 
+// GENCOLL_GPU_SCRATCH_KEEP's default.
+constexpr std::size_t kDefaultGpuScratchKeep = std::size_t{64} << 20;
+
 struct Config {
   std::array<Selection, kCollectiveCount> coll;  // indexed by Collective
   std::map<std::pair<Collective, Algorithm>, int> kvals;  // the radix variables that are set
   WaitPolicy wait = WaitPolicy::block;
   GpuStaging gpu_staging = GpuStaging::auto_detect;
   std::string cuda_library;  // GENCOLL_CUDA_LIBRARY; empty: the default search
-  std::size_t gpu_scratch_keep = std::size_t{64} << 20;  // GENCOLL_GPU_SCRATCH_KEEP
+  std::size_t gpu_scratch_keep = kDefaultGpuScratchKeep;  // GENCOLL_GPU_SCRATCH_KEEP
   bool debug = false;
   std::shared_ptr<const SelectionFile> selection_file;  // GENCOLL_SELECTION_FILE; null when unset
   std::vector<std::string> errors;  // one complete message per problem

@@ -63,9 +63,7 @@ struct DeviceBuffers {
 // run. One call uses it at a time (see DeviceScratch::Use).
 class DeviceScratch {
  public:
-  static constexpr std::size_t kDefaultKeep = std::size_t{64} << 20;
-
-  explicit DeviceScratch(gpu::DeviceOps& ops, std::size_t keep = kDefaultKeep) : ops_(ops), keep_(keep) {}
+  explicit DeviceScratch(gpu::DeviceOps& ops, std::size_t keep = kDefaultGpuScratchKeep) : ops_(ops), keep_(keep) {}
   void* device(std::size_t bytes) { return grow(device_, gpu::DeviceMemory::Kind::device, bytes); }
   void* pinned(std::size_t bytes) { return grow(pinned_, gpu::DeviceMemory::Kind::pinned, bytes); }
   gpu::DeviceOps& ops() const { return ops_; }

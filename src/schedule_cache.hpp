@@ -30,8 +30,7 @@ class ScheduleCache {
 
   std::shared_ptr<const CachedSchedule> get(const CollParams& prm) {
     {
-      std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-      if (locked_) lock.lock();
+      const std::unique_lock<std::mutex> lock = guard();
       for (const auto& [key, sched] : recent_)
         if (key == prm) return sched;
     }
@@ -39,14 +38,18 @@ class ScheduleCache {
     entry->schedule = generate(prm);
     entry->plan = plan_execution(entry->schedule);
     std::shared_ptr<const CachedSchedule> sched = std::move(entry);
-    std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
-    if (locked_) lock.lock();
+    const std::unique_lock<std::mutex> lock = guard();
     recent_.emplace_front(prm, sched);
     if (recent_.size() > capacity_) recent_.pop_back();
     return sched;
   }
 
  private:
+  // The lock, held only where other threads share the cache.
+  std::unique_lock<std::mutex> guard() {
+    return locked_ ? std::unique_lock<std::mutex>(mu_) : std::unique_lock<std::mutex>(mu_, std::defer_lock);
+  }
+
   std::size_t capacity_;
   bool locked_;
   std::mutex mu_;

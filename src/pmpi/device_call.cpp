@@ -32,19 +32,19 @@ struct DeviceRuntime {
   std::string error;  // why there is none
 };
 
+// Set up on the first call after the driver appeared; a namespace-scope
+// object so that release_device_memory() reaches it.
 DeviceRuntime g_runtime;
 std::once_flag g_runtime_once;
 
 DeviceRuntime& device_runtime(const Config& cfg) {
-  DeviceRuntime& rt = g_runtime;
-  std::once_flag& once = g_runtime_once;
-  std::call_once(once, [&] {
-    if (const gpu::CudaLibrary* lib = gpu::CudaLibrary::process(cfg.cuda_library, rt.error)) {
-      rt.ops = gpu::cuda_device_ops(*lib);
-      rt.scratch = std::make_unique<DeviceScratch>(*rt.ops, cfg.gpu_scratch_keep);
+  std::call_once(g_runtime_once, [&] {
+    if (const gpu::CudaLibrary* lib = gpu::CudaLibrary::process(cfg.cuda_library, g_runtime.error)) {
+      g_runtime.ops = gpu::cuda_device_ops(*lib);
+      g_runtime.scratch = std::make_unique<DeviceScratch>(*g_runtime.ops, cfg.gpu_scratch_keep);
     }
   });
-  return rt;
+  return g_runtime;
 }
 
 // GENCOLL_GPU_STAGING=auto: asks the MPI, by the extensions MPICH (4.x:
@@ -139,7 +139,7 @@ std::optional<DeviceBuffers> device_buffers(const PmpiBuffers& b, MemoryKind sen
 }
 
 // The schedule on host copies of the device buffers, over the PMPI transport.
-void execute_on_host_copies(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
+void execute_on_host_copies(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
                             MemoryKind send_kind, MemoryKind recv_kind, gpu::DeviceOps& ops, WaitPolicy wait) {
   PmpiBuffers hb = b;
   const Span rs = span_of(b.recv, recv_count, b.type);
@@ -162,7 +162,7 @@ void execute_on_host_copies(const Schedule& s, MPI_Comm comm, const PmpiBuffers&
     }
   }
   PmpiTransport t(comm, hb, wait);
-  execute(s, t);
+  execute(s.schedule, s.plan, t);
   if (recv_copied) ops.copy(rs.begin, recv_copy.data(), rs.bytes);
 }
 
@@ -185,7 +185,7 @@ BufferPlace buffer_place(const PmpiBuffers& b, std::uint64_t recv_count, const C
   return place;
 }
 
-void execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
+void execute_on_device(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
                        BufferPlace place, const Config& cfg, bool first_rank) {
   DeviceRuntime& rt = device_runtime(cfg);
   if (!rt.ops || !place.device()) throw std::logic_error("gencoll: execute_on_device without device buffers");
@@ -207,7 +207,7 @@ void execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, s
   PmpiWire wire(comm, b.type, cfg.wait);
   DeviceScratch::Use scratch(*rt.scratch);
   DeviceTransport t(wire, *scratch, *d, stage);
-  execute(s, t);
+  execute(s.schedule, s.plan, t);
 }
 
 void release_device_memory() {

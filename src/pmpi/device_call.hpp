@@ -19,7 +19,7 @@
 
 #include "../../gpu/device_ops.hpp"
 #include "../config.hpp"
-#include "../schedule.hpp"
+#include "../schedule_cache.hpp"
 #include "pmpi_transport.hpp"
 
 namespace gencoll {
@@ -38,9 +38,9 @@ struct BufferPlace {
 // (device buffers would then be taken for host memory).
 BufferPlace buffer_place(const PmpiBuffers& b, std::uint64_t recv_count, const Config& cfg, bool first_rank);
 
-// Runs `s` on buffers that include device memory (place.device()); rank 0
-// (`first_rank`) prints the GENCOLL_DEBUG lines.
-void execute_on_device(const Schedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
+// Runs `s` (with its plan) on buffers that include device memory
+// (place.device()); rank 0 (`first_rank`) prints the GENCOLL_DEBUG lines.
+void execute_on_device(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
                        BufferPlace place, const Config& cfg, bool first_rank);
 
 // Gives back the device scratch and pinned staging memory kept between calls

@@ -279,13 +279,12 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
   // the same, so ranks with host and with device buffers still match.
   prm.fold_rounds = place.device();
   const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
-  const Schedule& schedule = cached->schedule;
   if (place.device()) {
-    execute_on_device(schedule, pc, bufs, recv_count, place, g_config, prm.rank == 0);
+    execute_on_device(*cached, pc, bufs, recv_count, place, g_config, prm.rank == 0);
     return MPI_SUCCESS;
   }
   PmpiTransport t(pc, bufs, g_config.wait);
-  execute(schedule, cached->plan, t);
+  execute(cached->schedule, cached->plan, t);
   return MPI_SUCCESS;
 }
 
