@@ -220,16 +220,17 @@ def main():
     gp = os.path.join(a.out, "speedup.gp")
     with open(gp, "w") as f:
         f.write("set terminal pngcairo size 900,540 noenhanced\n")
-        f.write("set output '%s'\n" % os.path.join(a.out, "speedup.png"))
+        # Paths relative to the results directory, so that the directory can move.
+        f.write("set output 'speedup.png'\n")
         f.write('set title "%s"\n' % (a.title or "measured speedup of the tuned selection over MPICH's default").replace('"', "'"))
         f.write("set logscale x 2\nset format x '%.0b%BB'\nset xlabel 'message size'\n")
         f.write("set ylabel 'speedup over MPICH default (MPICH time / tuned time)'\n")
         f.write("set grid\nset key outside right\nf(x)=1\n")
-        series = ["'%s' index %d using 1:2 with linespoints title '%s'" % (os.path.join(a.out, "speedup.dat"), i, c)
+        series = ["'speedup.dat' index %d using 1:2 with linespoints title '%s'" % (i, c)
                   for i, c in enumerate(plotted)]
         f.write("plot " + ", ".join(series + ["f(x) with lines dt 2 lc rgb 'gray' title '1.0'"]) + "\n")
     if plotted and shutil.which("gnuplot"):
-        subprocess.run(["gnuplot", gp], check=False)
+        subprocess.run(["gnuplot", "speedup.gp"], cwd=a.out, check=False)
     print(report, end="")
 
 
