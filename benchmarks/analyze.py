@@ -10,11 +10,15 @@ defines it (gencoll at the fixed radix against MPICH's own fixed-radix
 algorithm, measured in the same run). Python standard library only.
 
 usage: analyze.py --sweep SWEEP.csv --tuned TUNED.csv --picks PICKS.csv
-                  --predicted SIM.csv --out DIR [--title TEXT]
+                  --predicted SIM.csv --out DIR [--title TEXT] [--link-rate B/s]
   SWEEP.csv      gencoll-bench --sweep all (native, mpich:*, gencoll ALG:K)
   TUNED.csv      gencoll-bench --sweep native under the tuned selection file
   PICKS.csv      gencoll-tune's NAME-picks.csv
   SIM.csv        gencoll-tune's NAME.csv (every simulated point)
+  --link-rate    bytes per second of one NIC: the summary is repeated over the
+                 network-bound sizes, those whose time on the link (bytes /
+                 rate) is at least 10x the collective's smallest-size latency
+                 under MPICH's default, with the simulator's error there
 Writes DIR/report.md, DIR/speedup.dat, DIR/speedup.gp and, with gnuplot,
 DIR/speedup.png; prints the report.
 """
@@ -97,11 +101,36 @@ def module_name(alg, k, p):
     return "%s:%d" % (alg, max(2, int(k)))
 
 
+def summarize(points, out):
+    """The summary lines over POINTS (dicts made in main)."""
+    quality = [pt["quality"] + (pt["coll"], pt["bytes"]) for pt in points if "quality" in pt]
+    if quality:
+        worst = min(quality)
+        out("- selection quality: geometric mean %.3f, worst %.3f (%s, %d B: chose %s, best was %s), %d points"
+            % (geomean([q[0] for q in quality]), worst[0], worst[3], worst[4], worst[1], worst[2], len(quality)))
+    else:
+        out("- selection quality: no point where the simulator's choice was measured")
+    rhos = sorted(pt["rho"] for pt in points if "rho" in pt)
+    if rhos:
+        out("- rank correlation of predicted and measured times (Spearman, per collective and size): mean %.2f, "
+            "median %.2f, worst %.2f over %d points" % (sum(rhos) / len(rhos), rhos[len(rhos) // 2], rhos[0], len(rhos)))
+    speedups = [pt["speedup"] for pt in points if "speedup" in pt]
+    if speedups:
+        out("- tuned file vs MPICH default: geometric-mean speedup %.3fx (min %.2fx, max %.2fx) over %d points"
+            % (geomean(speedups), min(speedups), max(speedups), len(speedups)))
+    errs = [pt["error"] for pt in points if "error" in pt]
+    if errs:
+        within = sum(1 for e in errs if abs(e - 1) <= 0.15)
+        out("- measured / predicted time of the chosen schedule: geometric mean %.3f, range %.2f..%.2f, "
+            "%d of %d within 15%%" % (geomean(errs), min(errs), max(errs), within, len(errs)))
+
+
 def main():
     ap = argparse.ArgumentParser(add_help=True)
     for name in ("--sweep", "--tuned", "--picks", "--predicted", "--out"):
         ap.add_argument(name, required=True)
     ap.add_argument("--title", default="")
+    ap.add_argument("--link-rate", type=float, default=0)
     a = ap.parse_args()
 
     bench_cols = ["collective", "config", "bytes", "median_us", "ranks"]
@@ -133,7 +162,7 @@ def main():
     if a.title:
         out("# " + a.title)
         out("")
-    quality, worst, rhos, speedups = [], None, [], []
+    points = []  # one per collective and size: what the summaries are made of
     dat = defaultdict(list)
     for coll in COLLS:
         keys = sorted(k for k in measured if k[0] == coll)
@@ -148,23 +177,26 @@ def main():
             gencoll = {c: t for c, t in m.items() if not c.startswith(("native", "mpich:"))}
             best_cfg = min(m, key=m.get)
             ch = choice.get(key)
-            q = rho = None
+            q = rho = err = None
+            pt = {"coll": coll, "bytes": key[1]}
             if ch and ch in m and gencoll:
                 q = min(gencoll.values()) / m[ch]  # <= 1: fraction of the best achievable
-                quality.append(q)
-                if worst is None or q < worst[0]:
-                    worst = (q, coll, key[1], ch, min(gencoll, key=gencoll.get))
+                pt["quality"] = (q, ch, min(gencoll, key=gencoll.get))
+                if ch in predicted.get(key, {}):
+                    err = m[ch] / predicted[key][ch]  # measured / predicted of the chosen schedule
+                    pt["error"] = err
             common = [c for c in gencoll if c in predicted.get(key, {})]
             if len(common) >= 3:
                 rho = spearman([predicted[key][c] for c in common], [gencoll[c] for c in common])
                 if rho is not None:
-                    rhos.append(rho)
+                    pt["rho"] = rho
             d = m.get("native")
             t = tuned_us.get(key)
             s = d / t if d and t else None
             if s:
-                speedups.append(s)
+                pt["speedup"] = s
                 dat[coll].append((key[1], s))
+            points.append(pt)
             fmt = lambda x, f="%.2f": (f % x) if x is not None else "-"
             out("| %d | %s | %s | %s | %s (%.2f) | %s | %s | %s | %s |" % (
                 key[1], fmt(d), fmt(t), fmt(s, "%.2fx"), best_cfg, m[best_cfg], ch or "-",
@@ -190,20 +222,25 @@ def main():
 
     out("## Summary")
     out("")
-    if quality:
-        out("- selection quality: geometric mean %.3f, worst %.3f (%s, %d B: chose %s, best was %s), %d points"
-            % (geomean(quality), worst[0], worst[1], worst[2], worst[3], worst[4], len(quality)))
-    else:
-        out("- selection quality: no point where the simulator's choice was measured")
-    if rhos:
-        out("- rank correlation of predicted and measured times (Spearman, per collective and size): mean %.2f, "
-            "median %.2f over %d points" % (sum(rhos) / len(rhos), sorted(rhos)[len(rhos) // 2], len(rhos)))
-    if speedups:
-        out("- tuned file vs MPICH default: geometric-mean speedup %.3fx (min %.2fx, max %.2fx) over %d points"
-            % (geomean(speedups), min(speedups), max(speedups), len(speedups)))
+    summarize(points, out)
     if gen_all:
         out("- generalization cost: geometric mean %.3fx, worst %.3fx over %d points"
             % (geomean(gen_all), max(gen_all), len(gen_all)))
+    if a.link_rate > 0:
+        small = {}
+        for (coll, b), m in measured.items():
+            if "native" in m and (coll not in small or b < small[coll][0]):
+                small[coll] = (b, m["native"])
+        bound = [pt for pt in points
+                 if pt["coll"] in small and pt["bytes"] / a.link_rate * 1e6 >= 10 * small[pt["coll"]][1]]
+        out("")
+        out("## Network-bound sizes (time on a %.3g Gbit/s link >= 10x the smallest size's latency)" % (a.link_rate * 8e-9))
+        out("")
+        for coll in COLLS:
+            bs = [pt["bytes"] for pt in bound if pt["coll"] == coll]
+            if bs:
+                out("- %s: %d B and up (%d sizes)" % (coll, min(bs), len(bs)))
+        summarize(bound, out)
     report = "\n".join(lines) + "\n"
 
     os.makedirs(a.out, exist_ok=True)

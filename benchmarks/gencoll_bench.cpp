@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iomanip>
@@ -39,6 +40,10 @@ sweeping algorithms and radices in one run.
   -i N            timed iterations per size and configuration (default 100)
   -x N            warm-up iterations, not timed (default 10)
   -f              full statistics: min and max latency and iterations
+  --max-time S    at most about S seconds per size, configuration and round:
+                  fewer iterations (at least 3) and warm-ups where one call is
+                  long, judged by the first warm-up call (as OSU's fewer
+                  iterations for large messages; default: no limit)
   --rounds N      measure every configuration N times, interleaved, and keep
                   the round with the lowest median (default 1)
   -c              validate: check one call's result per size and configuration
@@ -75,6 +80,7 @@ struct Options {
   std::vector<Collective> colls{Collective::allreduce};
   std::size_t min_bytes = 4, max_bytes = 1 << 20;
   int iters = 100, warmup = 10, rounds = 1;
+  double max_time = 0;  // seconds per point; 0: no limit
   bool full = false, validate = false, cuda = false;
   std::string sweep = "native", csv, label;
 };
@@ -141,6 +147,12 @@ Options parse_options(int argc, char** argv) {
       o.warmup = parse_int("-x", value(), 0);
     } else if (a == "--rounds") {
       o.rounds = parse_int("--rounds", value(), 1);
+    } else if (a == "--max-time") {
+      const std::string v = value();
+      char* end = nullptr;
+      o.max_time = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(o.max_time > 0) || o.max_time > 1e6)
+        throw UsageError("--max-time " + v + ": expected a positive number of seconds");
     } else if (a == "-f") {
       o.full = true;
     } else if (a == "-c") {
@@ -173,6 +185,7 @@ std::vector<std::size_t> sizes_for(Collective c, const Options& o) {
 
 struct Stats {
   double median = 0, min = 0, max = 0, mean = 0;
+  std::size_t n = 0;  // iterations
 };
 
 Stats stats(std::vector<double> t) {
@@ -183,6 +196,7 @@ Stats stats(std::vector<double> t) {
   s.min = t.front();
   s.max = t.back();
   s.mean = std::accumulate(t.begin(), t.end(), 0.0) / static_cast<double>(n);
+  s.n = n;
   return s;
 }
 
@@ -253,8 +267,20 @@ class Runner {
 
   // Per-iteration times of the slowest rank (rank 0 only; others get empty).
   std::vector<double> time(Collective c, std::size_t bytes) {
-    std::vector<double> mine(static_cast<std::size_t>(o_.iters));
-    for (int it = -o_.warmup; it < o_.iters; ++it) {
+    int iters = o_.iters, warmup = o_.warmup;
+    if (o_.max_time > 0) {
+      // One call decides how many fit; rank 0's view is everyone's, sent by a
+      // broadcast no configuration switches.
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      call(c, bytes);
+      double fit = o_.max_time / std::max(MPI_Wtime() - t0, 1e-9);
+      PMPI_Bcast(&fit, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      iters = static_cast<int>(std::clamp(fit * 10 / 11, 3.0, static_cast<double>(o_.iters)));
+      warmup = std::min(std::max(warmup - 1, 0), iters / 10);
+    }
+    std::vector<double> mine(static_cast<std::size_t>(iters));
+    for (int it = -warmup; it < iters; ++it) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       call(c, bytes);
@@ -264,7 +290,7 @@ class Runner {
     // Gather is never switched by any configuration, so it measures nothing
     // but carries the times.
     std::vector<double> all(rank_ == 0 ? mine.size() * static_cast<std::size_t>(p_) : 0);
-    MPI_Gather(mine.data(), o_.iters, MPI_DOUBLE, all.data(), o_.iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    MPI_Gather(mine.data(), iters, MPI_DOUBLE, all.data(), iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     if (rank_ != 0) return {};
     std::vector<double> slowest(mine.size(), 0.0);
     for (int r = 0; r < p_; ++r)
@@ -358,8 +384,9 @@ int run(int argc, char** argv) {
     const std::vector<BenchConfig>& cfgs = configs[c];
     const bool table = cfgs.size() > 1;
     if (rank == 0) {
-      std::printf("# %s latency test (median of %d iterations, %d warm-up, best of %d round(s))\n",
-                  coll_title(c).c_str(), o.iters, o.warmup, o.rounds);
+      std::printf("# %s latency test (median of %d iterations, %d warm-up, best of %d round(s)%s)\n",
+                  coll_title(c).c_str(), o.iters, o.warmup, o.rounds,
+                  o.max_time > 0 ? ("; fewer where one exceeds " + std::to_string(o.max_time) + " s").c_str() : "");
       if (table) {
         std::printf("# Size ");
         for (const BenchConfig& cfg : cfgs) std::printf(" %s", cfg.name().c_str());
@@ -408,11 +435,11 @@ int run(int argc, char** argv) {
             << std::setw(table ? std::max<int>(8, int(cfg.name().size())) : 18) << s.median * 1e6;
         if (o.full && !table)
           row << ' ' << std::setw(18) << s.min * 1e6 << ' ' << std::setw(18) << s.max * 1e6 << ' ' << std::setw(12)
-              << o.iters;
+              << s.n;
         if (csv.is_open())
           csv << o.label << ',' << '"' << mpi_name() << '"' << ',' << p << ',' << leaders << ','
               << (o.cuda ? "cuda" : "host") << ',' << to_string(c) << ',' << cfg.name() << ',' << bytes << ','
-              << o.iters << ',' << o.rounds << ',' << std::setprecision(3) << s.median * 1e6 << ','
+              << s.n << ',' << o.rounds << ',' << std::setprecision(3) << s.median * 1e6 << ','
               << s.min * 1e6 << ',' << s.max * 1e6 << ',' << s.mean * 1e6 << '\n';
       }
       if (rank == 0) {

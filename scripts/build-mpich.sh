@@ -5,8 +5,9 @@
 #      fetch-mpich-source.sh), or --source DIR|TARBALL;
 #   2. adds gencoll the upstream way: src/mpich/mpich-4.0.2.patch (algorithm
 #      registry, CVARs, csel containers, Makefile.mk, selection-file errors, the
-#      progress-yield option, test-suite registration) and the glue files in
-#      src/mpich/overlay;
+#      progress-yield option, test-suite registration), the fixes of MPICH
+#      itself in src/mpich/mpich-4.0.2-*.patch (UCX finalize across hosts) and
+#      the glue files in src/mpich/overlay;
 #   3. regenerates MPICH's generated files (autogen.sh: gen_coll.py,
 #      extractcvars, automake), configures ch4:ucx with Debian's UCX and hwloc,
 #      libmpich.so.12 as Debian names it, and links libgencoll-mpich, which this
@@ -80,7 +81,8 @@ configure_flags=(--with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr
 cppflags="-I$repo/src/mpich"
 [ "$yield" = yes ] && cppflags="$cppflags -DMPIDI_CH4_PROGRESS_SCHED_YIELD"
 
-key=$( { echo "$source_id"; cat "$repo/src/mpich/mpich-4.0.2.patch" "$repo/src/mpich/gencoll_mpich.h" "$0";
+patches=("$repo/src/mpich/mpich-4.0.2.patch" "$repo"/src/mpich/mpich-4.0.2-*.patch)
+key=$( { echo "$source_id"; cat "${patches[@]}" "$repo/src/mpich/gencoll_mpich.h" "$0";
          (cd "$repo/src/mpich/overlay" && find . -type f | sort | xargs cat);
          echo "${configure_flags[*]} $cppflags"; } | sha256sum | cut -c1-16)
 work="$cache/mpich-$version-$key"
@@ -108,7 +110,7 @@ else
   log "copying the source into $work/src"
   cp -a "$pristine" "$work/src"
   cd "$work/src"
-  patch -p1 --quiet < "$repo/src/mpich/mpich-4.0.2.patch"
+  for p in "${patches[@]}"; do patch -p1 --quiet < "$p"; done
   cp -r "$repo/src/mpich/overlay/." .
   log "regenerating MPICH's generated files (autogen.sh)"
   ./autogen.sh -quick > "$work/autogen.log" 2>&1 || { tail -30 "$work/autogen.log" >&2; exit 1; }

@@ -13,43 +13,101 @@
 #      cost) and plot the measured speedup per size.
 #
 # usage: main-job.sh [--np N] [--max BYTES] [--iters N] [--out DIR]
-#   --np N       ranks (default: the cores, at least 4 and at most 16)
-#   --max BYTES  largest message (default 1048576)
-#   --iters N    timed iterations per point (default 50)
-#   --out DIR    results directory (default benchmarks/results/DATE-CORESc-Nr)
-#   --no-build   use the existing build/ and its MPICH prefix as they are
-#   --bundle DIR use the binaries, MPICH and libraries packed by
-#                scripts/device-bundle.sh (a machine with no compiler or MPI)
-# With more ranks than cores, MPICH is built with the progress-yield option and
-# ranks are not bound (DESIGN.md, oversubscription); otherwise ranks are bound
-# to cores. The directory keeps every input and output with the machine, the
-# date and the command (machine.txt).
+#                    [--hostfile FILE | --emulate N[xR] [--rate R] | --single-node]
+#   --np N        ranks (default: the host file's or allocation's slots, the
+#                 emulated cluster's N x R, else the cores, 4 to 16)
+#   --max BYTES   largest message (default 1048576; 16777216 across hosts);
+#                 allgather's blocks go up to BYTES / ranks
+#   --iters N     timed iterations per point (default 50; fewer where one call
+#                 takes over --max-time)
+#   --max-time S  seconds per point and round (default 0.25)
+#   --out DIR     results directory (default benchmarks/results/DATE-WHERE-Nr)
+#   --hostfile F  run across the hosts of a hydra host file (host[:slots] lines)
+#   --emulate NxR run on an emulated cluster of N hosts with R ranks each
+#                 (scripts/cluster.sh; needs root), NICs at --rate (default
+#                 1gbit) each way; R defaults to 1
+#   --single-node all ranks on this machine, even where it has too few cores
+#   --no-build    use the existing build/ and its MPICH prefix as they are
+#   --bundle DIR  use the binaries, MPICH and libraries packed by
+#                 scripts/device-bundle.sh (a machine with no compiler or MPI)
+# Where the job runs: inside a Slurm allocation (SLURM_JOB_ID set) hydra's own
+# Slurm support places the ranks; with --hostfile on those hosts; with
+# --emulate on the emulated cluster. Without any of them, a machine with
+# fewer cores than ranks runs the emulated cluster 4x2 at 1 Gbit/s (when root),
+# because ranks oversubscribed on a few cores measure the CPU scheduler, not
+# the algorithms; --single-node forces one node. With more ranks than cores,
+# MPICH is built with the progress-yield option and ranks are not bound
+# (DESIGN.md, oversubscription); otherwise ranks are bound to cores. The
+# profile, the tuning (for the real shape: hosts x ranks per host) and the
+# measurements all run where the job runs. The directory keeps every input and
+# output with the machine, the date and the command (machine.txt).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
-np=$(( cores < 4 ? 4 : (cores > 16 ? 16 : cores) ))
-max=1048576 iters=50 out= build_it=1 bundle=
+np= max= iters=50 max_time=0.25 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --np) np=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
+    --max-time) max_time=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --hostfile) hostfile=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --emulate) emulate=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --single-node) single=1; shift ;;
     --no-build) build_it=0; shift ;;
     --bundle) bundle=$(cd "$2" && pwd); build_it=0; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "main-job.sh: unknown option $1 (expected --np, --max, --iters, --out, --no-build, --bundle; see --help)" >&2; exit 2 ;;
+    -h|--help) sed -n '2,45p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "main-job.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
+log() { echo "main-job: $*" >&2; }
+die() { echo "main-job.sh: $*" >&2; exit 2; }
+[ -z "$hostfile" ] || [ -f "$hostfile" ] || die "--hostfile $hostfile: no such file"
+if [ -n "$hostfile" ] && [ -n "$emulate" ]; then die "--hostfile and --emulate exclude each other"; fi
+# Where the ranks run: hosts x ranks per host.
+hosts=1 per_host=
+if [ -n "$emulate" ]; then
+  [[ $emulate =~ ^([1-9][0-9]*)(x([1-9][0-9]*))?$ ]] || die "--emulate $emulate: expected N or NxR (hosts x ranks per host), e.g. 4x2"
+  hosts=${BASH_REMATCH[1]} per_host=${BASH_REMATCH[3]:-1}
+elif [ -n "$hostfile" ]; then
+  hosts=$(grep -cvE '^\s*(#|$)' "$hostfile")
+  [ "$hosts" -ge 1 ] || die "--hostfile $hostfile: no hosts in it"
+  per_host=$(awk -F: '!/^[[:space:]]*(#|$)/ { print ($2 == "" ? 1 : $2) }' "$hostfile" | sort -n | head -n 1)
+elif [ -n "${SLURM_JOB_ID:-}" ]; then
+  hosts=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
+  per_host=$(( ${SLURM_NTASKS:-$hosts} / hosts ))
+elif [ "$single" = 0 ] && [ "${np:-$(( cores < 4 ? 4 : cores ))}" -gt "$cores" ] && [ -z "$bundle" ]; then
+  if [ "$(id -u)" = 0 ]; then
+    emulate=4x2 hosts=4 per_host=2
+    log "$cores cores are too few for ${np:-4} ranks: running on an emulated cluster of 4 hosts x 2 ranks, NICs at $rate (scripts/cluster.sh; --single-node to oversubscribe this machine instead)"
+  else
+    log "$cores cores are too few for ${np:-4} ranks and the emulated cluster needs root: oversubscribing this machine, which measures its CPU scheduler more than the algorithms"
+  fi
+fi
+if [ -z "$np" ]; then
+  if [ -n "$per_host" ]; then np=$(( hosts * per_host )); else np=$(( cores < 4 ? 4 : (cores > 16 ? 16 : cores) )); fi
+fi
+[ -n "$per_host" ] || per_host=$np
+max=${max:-$([ "$hosts" -gt 1 ] && echo 16777216 || echo 1048576)}
 for v in np max iters; do
-  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || { echo "main-job.sh: --$v ${!v}: expected a positive integer" >&2; exit 2; }
+  [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--$v ${!v}: expected a positive integer"
 done
-[ "$max" -ge 8 ] || { echo "main-job.sh: --max $max: expected at least 8 bytes" >&2; exit 2; }
-out=${out:-$top/benchmarks/results/$(date +%F)-${cores}c-${np}r}
+[[ $max_time =~ ^[0-9]*\.?[0-9]+$ ]] || die "--max-time $max_time: expected a number of seconds"
+[ "$max" -ge 8 ] || die "--max $max: expected at least 8 bytes"
+# Ranks per core on one host decide binding and MPICH's waits.
+oversub=0
+if [ "$per_host" -gt "$cores" ]; then oversub=1; fi
+# The emulated hosts share this machine's cores.
+if [ -n "$emulate" ] && [ $(( hosts * per_host )) -gt "$cores" ]; then oversub=1; fi
+where=${cores}c
+[ -n "$emulate" ] && where=emu${hosts}x${per_host}-$rate
+if [ -n "$hostfile" ] || [ -n "${SLURM_JOB_ID:-}" ]; then where=${hosts}n; fi
+out=${out:-$top/benchmarks/results/$(date +%F)-${where}-${np}r}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-log() { echo "main-job: $*" >&2; }
 
 start=$(date +%s)
 build=$top/build
@@ -57,7 +115,7 @@ if [ "$build_it" = 1 ]; then
   log "building gencoll"
   bash "$top/scripts/build.sh" >/dev/null
   yield=()
-  if [ "$np" -gt "$cores" ]; then yield=(--progress-yield); fi
+  if [ "$oversub" = 1 ]; then yield=(--progress-yield); fi
   log "building MPICH 4.0.2 with the gencoll module ${yield[*]} (cached after the first run)"
   bash "$top/scripts/build-mpich.sh" "${yield[@]}" --gencoll-build "$build" >/dev/null
 fi
@@ -71,8 +129,16 @@ else
   prefix=$(cat "$build/mpich-prefix") ldpath=$prefix/lib
 fi
 bind=(-bind-to core)
-[ "$np" -gt "$cores" ] && bind=()
-launch() { "$prefix/bin/mpiexec" -n "$np" "${bind[@]}" -genv LD_LIBRARY_PATH "$ldpath" "$@"; }
+[ "$oversub" = 1 ] && bind=()
+where_args=()
+if [ -n "$emulate" ]; then
+  bash "$top/scripts/cluster.sh" up "$hosts" --rate "$rate"
+  trap 'bash "$top/scripts/cluster.sh" down' EXIT
+  read -r -a where_args <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args "$per_host")"
+elif [ -n "$hostfile" ]; then
+  where_args=(-f "$hostfile")
+fi
+launch() { "$prefix/bin/mpiexec" "${where_args[@]}" -n "$np" "${bind[@]}" -genv LD_LIBRARY_PATH "$ldpath" "$@"; }
 
 {
   echo "date: $(date -u '+%F %T UTC')"
@@ -81,7 +147,10 @@ launch() { "$prefix/bin/mpiexec" -n "$np" "${bind[@]}" -genv LD_LIBRARY_PATH "$l
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores"
   echo "memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
   command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
-  echo "ranks: $np$([ "$np" -gt "$cores" ] && echo " (oversubscribed: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores)")"
+  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores)")"
+  if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
+  elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
+  elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
   echo "mpich: $prefix"
   echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet 2>/dev/null || echo ' (modified)')"
 } > "$out/machine.txt"
@@ -91,19 +160,38 @@ launch "$build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "
   > "$out/profile.log" 2>&1 || { cat "$out/profile.log" >&2; exit 1; }
 
 log "tuning (gencoll-tune on the measured profile)"
-"$build/selection/gencoll-tune" --profile "$out/profile.json" --comm-sizes "$np" --min-size 8 --max-size "$max" \
+shape=(--comm-sizes "$np")
+if [ "$hosts" -gt 1 ] && [ $(( hosts * per_host )) = "$np" ]; then shape=(--shapes "${hosts}x${per_host}"); fi
+"$build/selection/gencoll-tune" --profile "$out/profile.json" "${shape[@]}" --min-size 8 --max-size "$max" \
   --out "$out" --name tuned --no-plot > "$out/tune.log"
 
-bench=("$build/benchmarks/gencoll-bench.mpich" --coll all -m "8:$max" -i "$iters" -x $(( iters / 10 + 2 )))
+# Allgather's size is one rank's block: its buffers are np times larger.
+agmax=8
+while [ $(( agmax * 2 * np )) -le "$max" ]; do agmax=$(( agmax * 2 )); done
+sweep() {  # CSV LABEL SWEEP [mpiexec options]: allgather, then the other three
+  local csv=$1 label=$2 configs=$3 c; shift 3
+  local common=(-i "$iters" -x $(( iters / 10 + 2 )) --max-time "$max_time" -c --rounds 3 --sweep "$configs" --label "$label")
+  for c in "allgather 8:$agmax" "allreduce,bcast,reduce 8:$max"; do
+    read -r colls sizes <<< "$c"
+    launch "$@" "$build/benchmarks/gencoll-bench.mpich" --coll "$colls" -m "$sizes" "${common[@]}" --csv "$csv.$label.part"
+    if [ -f "$csv" ]; then tail -n +2 "$csv.$label.part" >> "$csv"; else mv "$csv.$label.part" "$csv"; fi
+    rm -f "$csv.$label.part"
+  done
+}
+rm -f "$out/sweep.csv" "$out/tuned-run.csv"
 log "measuring MPICH's default and every fixed algorithm and radix"
-launch "${bench[@]}" -c --rounds 3 --sweep all --csv "$out/sweep.csv" --label sweep > "$out/sweep.txt"
+sweep "$out/sweep.csv" sweep all > "$out/sweep.txt"
 log "measuring the tuned selection file"
-launch -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" \
+sweep "$out/tuned-run.csv" tuned native -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" \
   -genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 \
-  -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0 \
-  "${bench[@]}" -c --rounds 3 --sweep native --csv "$out/tuned-run.csv" --label tuned > "$out/tuned-run.txt"
+  -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0 > "$out/tuned-run.txt"
 
+link=()
+if [ -n "$emulate" ]; then
+  # tc's rate in bytes per second, for the network-bound sizes.
+  link=(--link-rate "$(python3 -c 'import re,sys; m=re.fullmatch(r"([0-9.]+)([kmgt]?)(bit|bps)", sys.argv[1]); f={"":1,"k":1e3,"m":1e6,"g":1e9,"t":1e12}[m[2]]; print(float(m[1])*f/(8 if m[3]=="bit" else 1))' "$rate")")
+fi
 python3 "$top/benchmarks/analyze.py" --sweep "$out/sweep.csv" --tuned "$out/tuned-run.csv" \
-  --picks "$out/tuned-picks.csv" --predicted "$out/tuned.csv" --out "$out" \
-  --title "gencoll on $(uname -n): $np ranks, $cores cores, $(date +%F)"
+  --picks "$out/tuned-picks.csv" --predicted "$out/tuned.csv" --out "$out" "${link[@]}" \
+  --title "gencoll on $(uname -n): $np ranks on $hosts host(s)${emulate:+ (emulated, $rate NICs)}, $cores cores, $(date +%F)"
 log "done in $(( $(date +%s) - start )) s; results in $out (report.md, speedup.png)"

@@ -33,13 +33,13 @@ summary() {
   for log in "$@"; do
     [ -f "$log" ] || continue
     echo "== $log"
-    grep -E "All tests passed|test cases|check_pure:|run_matrix:|mpich_suite:|^(PASS|FAIL|SKIP)" "$log" | tail -n 5 || true
+    grep -E "All tests passed|test cases|check_pure:|run_matrix:|mpich_suite:|cluster_check:|^(PASS|FAIL|SKIP)" "$log" | tail -n 5 || true
   done
 }
 echo "== summary"
 summary "$top"/build-asan/tests/unit/unit_tests.log
 summary tests/unit/unit_tests.log tests/unit/sim_tests.log tests/unit/loggp_tests.log tests/check_pure.sh.log \
   tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log tests/mpi/device_check.sh.log \
-  tests/gpu/gpu_check.log tests/profiler/loggp_run.sh.log tests/bench/bench_check.sh.log tests/mpich/*.log
+  tests/gpu/gpu_check.log tests/profiler/loggp_run.sh.log tests/bench/bench_check.sh.log tests/cluster/cluster_check.sh.log tests/mpich/*.log
 echo "test.sh: finished in $(( $(date +%s) - start )) s, status $status"
 exit $status

@@ -164,7 +164,8 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
   // Variables of gencoll's own build and test scripts share the prefix; they
   // are inherited by the ranks of test runs and are not the library's concern.
   static const char* const kToolVariables[] = {"GENCOLL_CACHE", "GENCOLL_CONFIGURE_FLAGS", "GENCOLL_MATRIX_FLAGS",
-                                               "GENCOLL_MPICH_PREFIX", "GENCOLL_SUITE_FILTER"};
+                                               "GENCOLL_MPICH_PREFIX", "GENCOLL_SUITE_FILTER",
+                                               "GENCOLL_CLUSTER_ID"};
   for (const std::string& n : names) {
     if (n.rfind("GENCOLL_", 0) != 0) continue;
     if (std::find(std::begin(kToolVariables), std::end(kToolVariables), n) != std::end(kToolVariables)) continue;

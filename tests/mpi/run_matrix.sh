@@ -27,6 +27,9 @@
 #   --timeout S     per-run time limit in seconds (default 120)
 #   --args "ARGS"   extra arguments for coll_check (it always gets -q)
 #   --mpiexec-args "ARGS"  extra arguments for mpiexec
+#   --cluster R     run across the hosts of the emulated cluster that is up
+#                   (scripts/cluster.sh, id $GENCOLL_CLUSTER_ID), R ranks per
+#                   host; Open MPI then also gets its TCP BTL
 #   --ks "LIST"     radix values per p; tokens may be numbers, p or p+1
 #                   (default "2 3 p p+1"; k > p behaves as k = p)
 #   --native-max-p N  run the MPI's own algorithms only for p <= N (MPICH's
@@ -66,6 +69,7 @@ LOGDIR=""
 KS="2 3 p p+1"
 NATIVE_MAX_P=1000000
 MPICH_PREFIX=""
+CLUSTER=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -83,6 +87,7 @@ while [ $# -gt 0 ]; do
     --ks) KS="${2:-}"; shift 2 ;;
     --native-max-p) NATIVE_MAX_P="${2:-}"; shift 2 ;;
     --mpich-prefix) MPICH_PREFIX="${2:-}"; shift 2 ;;
+    --cluster) CLUSTER="${2:-}"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run_matrix: unknown argument: $1" >&2; usage ;;
     esac
@@ -124,6 +129,17 @@ if [ "$LIB" != none ]; then
     LIB="$(cd "$(dirname "$LIB")" && pwd)/$(basename "$LIB")"
 fi
 case "$JOBS" in ''|*[!0-9]*|0) echo "run_matrix: bad --jobs" >&2; exit 2 ;; esac
+BTL=self,vader
+if [ -n "$CLUSTER" ]; then
+    case "$CLUSTER" in ''|*[!0-9]*|0) echo "run_matrix: --cluster R: R must be a positive integer" >&2; exit 2 ;; esac
+    if [ "$MPI" = openmpi ]; then
+        CLUSTER_ARGS=$(bash "$(dirname "$0")/../../scripts/cluster.sh" mpirun-args "$CLUSTER") || exit 2
+        BTL=self,vader,tcp
+    else
+        CLUSTER_ARGS=$(bash "$(dirname "$0")/../../scripts/cluster.sh" mpiexec-args "$CLUSTER") || exit 2
+    fi
+    MPIEXEC_ARGS="$CLUSTER_ARGS $MPIEXEC_ARGS"
+fi
 
 if [ -z "$PROCS" ]; then
     if [ "$QUICK" = 1 ]; then PROCS="1 2 3 4 7 8"; else PROCS="1 2 3 4 5 6 7 8 9 12 16"; fi
@@ -217,7 +233,7 @@ run_one() {
         for e in "${envs[@]}"; do cmd+=(-genv "${e%%=*}" "${e#*=}"); done
     else
         # shellcheck disable=SC2054  # "self,vader" is one argument
-        cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root --mca btl self,vader -n "$p")
+        cmd=("$MPIEXEC" --oversubscribe --allow-run-as-root --mca btl "$BTL" -n "$p")
         for e in "${envs[@]}"; do cmd+=(-x "$e"); done
     fi
     {

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# An emulated cluster on one machine: N hosts, each a set of Linux namespaces
+# (network, hostname, IPC, mount with its own /dev/shm, PID with its own /proc),
+# whose only connection is a shaped NIC: a veth pair into one bridge, rate-
+# limited in both directions (tbf on the host's side limits what it sends, tbf
+# on the bridge's side what it receives). Ranks on one host share memory; ranks
+# on different hosts can only use the network, as on a real cluster.
+#
+# usage: cluster.sh up N [--rate R] [--burst B] [--limit L] [--mtu M]
+#        cluster.sh down
+#        cluster.sh status
+#        cluster.sh exec HOST CMD...         run CMD on HOST (node0, 198.18.0.1, ...)
+#        cluster.sh hostfile [R]             one line per host, R slots each (default 1)
+#        cluster.sh mpiexec-args [R]         hydra's options for R ranks per host
+#        cluster.sh mpirun-args [R]          Open MPI's options for R ranks per host
+#        cluster.sh nic-bytes                bytes each host's NIC sent and received
+#        cluster.sh agent [-opts] HOST CMD   what the launchers call in place of ssh
+#
+#   --rate R   each NIC's rate in each direction, tc syntax (default 1gbit)
+#   --burst B  token-bucket depth (default 2 MTUs: a message longer than that
+#              is paced at the rate; tc syntax, e.g. 18kb)
+#   --limit L  bytes a NIC queues before dropping (default 8mb: switch-like
+#              buffers, so that TCP backs off without losses)
+#   --mtu M    MTU of the NICs (default 9000, jumbo frames as in HPC Ethernet)
+#
+# Host i is nodeI (hostname and /etc/hosts entry inside the cluster) at
+# 198.18.C.(i+1); the launching node (where mpiexec runs) is 198.18.C.254 on
+# the bridge gcbrC, where C is $GENCOLL_CLUSTER_ID (0..255, default 0), so that
+# clusters of different ids (a test's beside a user's) coexist. Addresses come
+# only from 198.18.0.0/15, the range RFC 2544 reserves for benchmarking
+# network devices; no host has a route out. Needs root (namespaces and
+# qdiscs); `up` on a running cluster replaces it, `down` removes everything
+# `up` made, and a failing `up` cleans up after itself. State lives in
+# /run/gencoll-cluster-C.
+set -euo pipefail
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+id=${GENCOLL_CLUSTER_ID:-0}
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+[[ $id =~ ^[0-9]+$ ]] && [ "$id" -le 255 ] || die "GENCOLL_CLUSTER_ID=$id: expected an integer from 0 to 255"
+state=/run/gencoll-cluster-$id
+bridge=gcbr$id net=198.18.$id head=198.18.$id.254 nsprefix=gc$id-node vprefix=gc${id}v
+usage() { sed -n '2,33p' "$self" | sed 's/^# \{0,1\}//'; }
+
+need_root() {
+  [ "$(id -u)" = 0 ] || die "needs root: it creates network, UTS, IPC, mount and PID namespaces and qdiscs (run as root, or in a container with CAP_SYS_ADMIN and CAP_NET_ADMIN)"
+  local t
+  for t in ip tc unshare nsenter setsid; do
+    command -v "$t" >/dev/null || die "needs '$t' (Debian: iproute2, util-linux)"
+  done
+}
+
+nhosts() { [ -f "$state/hosts" ] && wc -l < "$state/hosts" || echo 0; }
+
+# HOST as a name or an address -> its line in $state/hosts: "name addr pid".
+host_line() {
+  [ -f "$state/hosts" ] || die "no cluster is up (cluster.sh up N)"
+  local line
+  line=$(awk -v h="$1" '$1 == h || $2 == h' "$state/hosts")
+  [ -n "$line" ] || die "no host '$1' in the cluster (hosts: $(awk '{print $1}' "$state/hosts" | paste -sd' '))"
+  echo "$line"
+}
+
+enter() {  # PID CMD...: CMD in every namespace of the host whose holder is PID
+  local pid=$1; shift
+  exec nsenter -t "$pid" --net --uts --ipc --mount --pid -- "$@"
+}
+
+down() {
+  local n i pid
+  if [ -f "$state/hosts" ]; then
+    while read -r _ _ pid; do
+      [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
+    done < "$state/hosts"
+  fi
+  # Everything that matches our names, also what a half-finished `up` left.
+  for n in $(ip netns list 2>/dev/null | awk -v p="$nsprefix" 'index($1, p) == 1 && substr($1, length(p) + 1) ~ /^[0-9]+$/ {print $1}'); do
+    # Whatever still runs in the host (a holder of an earlier state dir, ranks).
+    for pid in $(ip netns pids "$n" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
+    ip netns del "$n" 2>/dev/null || true
+  done
+  for i in $(ip -o link show 2>/dev/null | awk -F': ' '{sub(/@.*/, "", $2); print $2}' | grep -E "^$vprefix[0-9]+\$" || true); do
+    ip link del "$i" 2>/dev/null || true
+  done
+  ip link del "$bridge" 2>/dev/null || true
+  rm -rf "$state"
+}
+
+up() {
+  local n=${1:-} rate=1gbit burst= limit=8mb mtu=9000
+  [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 253 ] || die "up N: N must be an integer from 1 to 253 (got '${n}')"
+  shift
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --rate) rate=${2:?--rate needs a value}; shift 2 ;;
+      --burst) burst=${2:?--burst needs a value}; shift 2 ;;
+      --limit) limit=${2:?--limit needs a value}; shift 2 ;;
+      --mtu) mtu=${2:?--mtu needs a value}; shift 2 ;;
+      *) die "up: unknown option '$1' (expected --rate R, --burst B, --limit L, --mtu M)" ;;
+    esac
+  done
+  [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
+  [[ $rate =~ ^[0-9.]+([kmgt]?(bit|bps))$ ]] || die "--rate $rate: expected a tc rate such as 1gbit, 100mbit, 10gbit"
+  burst=${burst:-$(( 2 * mtu ))b}
+  need_root
+  down
+  trap 'echo "cluster.sh: up failed; cleaning up" >&2; down' ERR
+  mkdir -p "$state"
+  ip link add "$bridge" type bridge
+  ip link set "$bridge" mtu "$mtu"
+  ip addr add "$head/24" dev "$bridge"
+  ip link set "$bridge" up
+  { echo "127.0.0.1 localhost"; echo "$head head"
+    for ((i = 0; i < n; i++)); do echo "$net.$((i + 1)) node$i"; done; } > "$state/etc-hosts"
+  : > "$state/hosts"
+  for ((i = 0; i < n; i++)); do
+    local ns=$nsprefix$i v=$vprefix$i addr=$net.$((i + 1))
+    ip netns add "$ns"
+    ip link add "$v" mtu "$mtu" type veth peer name eth0 mtu "$mtu" netns "$ns"
+    ip link set "$v" master "$bridge"
+    ip link set "$v" up
+    ip -n "$ns" addr add "$addr/24" dev eth0
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set eth0 up
+    # Send rate on the host's side, receive rate on the bridge's side.
+    ip netns exec "$ns" tc qdisc replace dev eth0 root tbf rate "$rate" burst "$burst" limit "$limit"
+    tc qdisc replace dev "$v" root tbf rate "$rate" burst "$burst" limit "$limit"
+    # The holder keeps the host's other namespaces alive; setsid so that it
+    # outlives this script. /proc and /dev/shm of its own: UCX finds peers'
+    # shared memory through /proc/PID/fd and /dev/shm, which must not reach
+    # across hosts.
+    setsid ip netns exec "$ns" unshare --uts --ipc --mount --pid --fork --mount-proc --propagation private \
+      sh -c "hostname node$i && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && mount --bind '$state/etc-hosts' /etc/hosts && touch '$state/ready$i' && exec sleep infinity" \
+      < /dev/null > "$state/holder$i.log" 2>&1 &
+    local waited=0
+    until [ -f "$state/ready$i" ]; do
+      sleep 0.05; waited=$((waited + 1))
+      [ $waited -lt 200 ] || die "host node$i did not start: $(cat "$state/holder$i.log")"
+    done
+    local pid
+    pid=$(ip netns pids "$ns" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -n 1)
+    [ -n "$pid" ] || die "host node$i: no holder process in $ns"
+    echo "node$i $addr $pid" >> "$state/hosts"
+  done
+  echo "$rate $burst $limit $mtu" > "$state/shape"
+  # The launchers' ssh: hydra's -launcher-exec and Open MPI's plm_rsh_agent
+  # take a program, not a command line.
+  printf '#!/bin/sh\nGENCOLL_CLUSTER_ID=%s exec bash %q agent "$@"\n' "$id" "$self" > "$state/agent"
+  chmod +x "$state/agent"
+  trap - ERR
+  # Every host reaches every other one.
+  for ((i = 1; i < n; i++)); do
+    # No ping on a bare machine: a TCP connection to a closed port of node0
+    # is refused at once when the network works, and times out when not.
+    local err
+    err=$(nsenter -t "$(awk -v h="node$i" '$1 == h {print $3}' "$state/hosts")" --net -- \
+      timeout 3 bash -c "exec 3<>/dev/tcp/$net.1/9" 2>&1 || true)
+    case $err in *refused*) ;; *) down; die "node$i cannot reach node0 (${err:-no answer})" ;; esac
+  done
+  echo "cluster.sh: $n hosts up (node0..node$((n - 1)) at $net.1..$net.$n), NICs at $rate each way, MTU $mtu, burst $burst, queue $limit" >&2
+}
+
+status() {
+  if [ ! -f "$state/hosts" ]; then echo "no cluster is up"; return 0; fi
+  read -r rate burst limit mtu < "$state/shape"
+  echo "$(nhosts) hosts, NICs at $rate each way (burst $burst, queue $limit, MTU $mtu), launching node $head on $bridge"
+  local name addr pid
+  while read -r name addr pid; do
+    local alive=down
+    kill -0 "$pid" 2>/dev/null && alive=up
+    local i=${name#node}
+    local drops
+    drops=$(tc -s qdisc show dev "$vprefix$i" | awk '/dropped/ { gsub(",", ""); print $7; exit }')
+    printf '%-7s %-14s %-4s holder %-7s rx %s tx %s bytes, rx drops %s\n' "$name" "$addr" "$alive" "$pid" \
+      "$(cat /sys/class/net/"$vprefix$i"/statistics/tx_bytes)" "$(cat /sys/class/net/"$vprefix$i"/statistics/rx_bytes)" "${drops:-?}"
+  done < "$state/hosts"
+}
+
+# Bytes per host as the bridge's side of its veth counts them (tx there is
+# what the host received).
+nic_bytes() {
+  [ -f "$state/hosts" ] || die "no cluster is up (cluster.sh up N)"
+  local name i
+  while read -r name _ _; do
+    i=${name#node}
+    echo "$name $(cat /sys/class/net/"$vprefix$i"/statistics/rx_bytes) $(cat /sys/class/net/"$vprefix$i"/statistics/tx_bytes)"
+  done < "$state/hosts"
+}
+
+hostfile() {
+  local r=${1:-1}
+  [[ $r =~ ^[1-9][0-9]*$ ]] || die "ranks per host must be a positive integer (got '$r')"
+  [ -f "$state/hosts" ] || die "no cluster is up (cluster.sh up N)"
+  awk -v r="$r" -v f="${2:-hydra}" '{ if (f == "hydra") print $2 ":" r; else print $2 " slots=" r }' "$state/hosts"
+}
+
+case ${1:-} in
+  up) shift; up "$@" ;;
+  down) need_root; down; echo "cluster.sh: down" >&2 ;;
+  status) status ;;
+  exec)
+    [ $# -ge 3 ] || die "exec HOST CMD...: a host and a command"
+    line=$(host_line "$2"); shift 2
+    enter "${line##* }" "$@" ;;
+  agent)
+    # As ssh is called: options, a host, then words joined into one shell command.
+    shift
+    while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done
+    [ $# -ge 2 ] || die "agent: expected [-options] HOST COMMAND..."
+    line=$(host_line "$1"); shift
+    enter "${line##* }" sh -c "$*" ;;
+  hostfile) shift; hostfile "${1:-1}" hydra ;;
+  mpiexec-args)
+    hostfile "${2:-1}" hydra > "$state/hostfile-hydra-${2:-1}"
+    echo "-f $state/hostfile-hydra-${2:-1} -launcher ssh -launcher-exec $state/agent -iface $bridge" ;;
+  mpirun-args)
+    hostfile "${2:-1}" openmpi > "$state/hostfile-openmpi-${2:-1}"
+    echo "--hostfile $state/hostfile-openmpi-${2:-1} --mca plm_rsh_agent $state/agent --mca oob_tcp_if_include $net.0/24 --mca btl_tcp_if_include $net.0/24" ;;
+  nic-bytes) nic_bytes ;;
+  -h|--help|help) usage ;;
+  *) usage >&2; exit 2 ;;
+esac

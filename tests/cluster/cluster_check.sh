@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Both MPIs across the hosts of an emulated cluster (scripts/cluster.sh, id
+# 201 so that a user's cluster of id 0 is left alone): 2 hosts x 2 ranks,
+# NICs at 1 Gbit/s.
+#
+#   1. transports, measured on the NICs: a message between hosts crosses them
+#      whole, one within a host does not touch them (shared memory), for the
+#      MPICH module (hydra, UCX) and for Open MPI (plm_rsh_agent, TCP BTL);
+#   2. the integration matrix across hosts (p = 2, 3, 4; k = 2, 3): the MPICH
+#      module through its CVARs and Open MPI through the interposition library;
+#   3. the debug lines name the algorithm and radix that ran;
+#   4. gencoll-loggp finds two levels (node and network) and measures the
+#      NIC's sharing (node_radix).
+# Skipped (77) where namespaces cannot be made (not root, no CAP_SYS_ADMIN).
+set -u
+top=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+b=${builddir:-$top/build}
+skip() { echo "SKIP: cluster_check: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root for network namespaces and qdiscs"
+unshare --net --uts --ipc --mount --pid --fork true 2>/dev/null || skip "namespaces cannot be made here"
+command -v tc >/dev/null || skip "no tc (iproute2)"
+export GENCOLL_CLUSTER_ID=201
+cluster() { bash "$top/scripts/cluster.sh" "$@"; }
+fails=0
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+trap 'cluster down >/dev/null 2>&1' EXIT
+cluster up 2 --rate 1gbit || { echo "FAIL: cluster.sh up 2"; exit 1; }
+cluster status
+
+prefix=
+[ -f "$b/mpich-prefix" ] && prefix=$(cat "$b/mpich-prefix")
+[ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] || prefix=
+# Launchers as arrays: timeout runs programs, not shell functions.
+read -r -a hydra <<< "$prefix/bin/mpiexec $(cluster mpiexec-args 2) -genv LD_LIBRARY_PATH $prefix/lib"
+read -r -a ompi <<< "mpiexec.openmpi --allow-run-as-root $(cluster mpirun-args 2) --mca btl self,vader,tcp"
+sent() { cluster nic-bytes | awk '{ s += $2 } END { print s }'; }
+tmp=$(mktemp -d)
+trap 'cluster down >/dev/null 2>&1; rm -rf "$tmp"' EXIT
+
+# 1. Which way the bytes went.
+bytes=20000000
+transports() {  # NAME BIN LAUNCH...
+  local name=$1 bin=$2; shift 2
+  local a b0 b1 moved
+  for a in "0 1 same" "0 2 other"; do
+    read -r x y where <<< "$a"
+    b0=$(sent)
+    if ! timeout 120 "$@" -n 4 "$bin" "$x" "$y" "$bytes" > "$tmp/pt.out" 2>&1 || ! grep -q ', ok$' "$tmp/pt.out"; then
+      fail "$name: pair_traffic $x -> $y did not run"; sed 's/^/    | /' "$tmp/pt.out" | tail -n 8; continue
+    fi
+    b1=$(sent); moved=$((b1 - b0))
+    grep -h pair_traffic "$tmp/pt.out"
+    if [ "$where" = other ]; then
+      [ "$moved" -ge "$bytes" ] && pass "$name: ranks on different hosts: $moved bytes crossed the NICs for $bytes sent" ||
+        fail "$name: ranks on different hosts: only $moved bytes crossed the NICs for $bytes sent (shared memory between hosts?)"
+    else
+      [ "$moved" -lt $((bytes / 20)) ] && pass "$name: ranks on one host: $moved bytes on the NICs for $bytes sent (shared memory)" ||
+        fail "$name: ranks on one host: $moved bytes crossed the NICs for $bytes sent (no shared memory within a host?)"
+    fi
+  done
+}
+if [ -n "$prefix" ]; then
+  transports "MPICH module" "$b/tests/cluster/pair_traffic.mpich" "${hydra[@]}"
+else
+  echo "SKIP: no MPICH module prefix in $b/mpich-prefix (scripts/build-mpich.sh): MPICH parts not run"
+fi
+command -v mpiexec.openmpi >/dev/null && transports "Open MPI" "$b/tests/cluster/pair_traffic.openmpi" "${ompi[@]}"
+
+# 2. The matrix across hosts.
+matrix() {
+  if "$top/tests/mpi/run_matrix.sh" "$@" --cluster 2 --procs "2 3 4" --ks "2 3" --timeout 180 > "$tmp/m.out" 2>&1; then
+    pass "matrix across hosts ($2): $(grep -o '[0-9]*/[0-9]* runs passed' "$tmp/m.out")"
+  else
+    fail "matrix across hosts ($2)"; grep -v '^PASS' "$tmp/m.out" | head -n 30
+  fi
+}
+[ -n "$prefix" ] && matrix --mpi gencoll-mpich --mpich-prefix "$prefix" --lib none \
+  --bin "$b/tests/mpi/coll_check.mpich" --bin "$b/tests/mpi/root_check.mpich" \
+  --algs "knomial recursive_multiplying permuted_recursive_multiplying kring native"
+command -v mpiexec.openmpi >/dev/null && matrix --mpi openmpi --lib "$b/openmpi/.libs/libgencoll-pmpi.so" \
+  --bin "$b/tests/mpi/coll_check.openmpi" --bin "$b/tests/mpi/root_check.openmpi" \
+  --algs "knomial recursive_multiplying permuted_recursive_multiplying kring ring recursive_doubling native"
+
+# 3. The debug lines show what ran (4 ranks on 2 hosts, k-ring k=2 allreduce).
+debug_line() {  # NAME PATTERN LAUNCH...
+  local name=$1 pat=$2; shift 2
+  if timeout 120 "$@" > "$tmp/d.out" 2>&1 && grep -Eq "$pat" "$tmp/d.out"; then
+    pass "$name: debug line: $(grep -Em1 "$pat" "$tmp/d.out")"
+  else
+    fail "$name: no debug line matching '$pat'"; tail -n 8 "$tmp/d.out" | sed 's/^/    | /'
+  fi
+}
+if [ -n "$prefix" ]; then
+  debug_line "MPICH module" 'allreduce.*p=4.*kring.*k=2' "${hydra[@]}" -n 4 -genv MPIR_CVAR_GENCOLL_DEBUG 1 \
+    -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM kring \
+    -genv MPIR_CVAR_ALLREDUCE_KRING_KVAL 2 "$b/tests/mpi/coll_check.mpich" -q
+fi
+if command -v mpiexec.openmpi >/dev/null; then
+  debug_line "Open MPI" 'allreduce.*p=4.*kring.*k=2' "${ompi[@]}" -n 4 -x LD_PRELOAD="$b/openmpi/.libs/libgencoll-pmpi.so" \
+    -x GENCOLL_DEBUG=1 -x GENCOLL_ALLREDUCE_INTRA_ALGORITHM=kring -x GENCOLL_ALLREDUCE_KRING_KVAL=2 \
+    "$b/tests/mpi/coll_check.openmpi" -q
+fi
+
+# 4. The profiler sees the network.
+if [ -n "$prefix" ]; then
+  if timeout 300 "${hydra[@]}" -n 4 "$b/profiler/gencoll-loggp" --quick --out "$tmp/profile.json" > "$tmp/p.out" 2>&1; then
+    levels=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(l["name"] for l in d["levels"]), d["contention"]["node_radix"])' "$tmp/profile.json")
+    read -r -a f <<< "$levels"
+    if [ "${#f[@]}" = 3 ] && [ "${f[2]}" -ge 1 ]; then
+      pass "gencoll-loggp across 2 hosts: levels ${f[0]} and ${f[1]}, node_radix ${f[2]}"
+    else
+      fail "gencoll-loggp across 2 hosts: expected two levels and a measured node_radix, got '$levels'"
+    fi
+  else
+    fail "gencoll-loggp across 2 hosts"; tail -n 12 "$tmp/p.out" | sed 's/^/    | /'
+  fi
+fi
+
+echo "cluster_check: $fails failure(s)"
+[ "$fails" = 0 ]
