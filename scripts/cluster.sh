@@ -6,7 +6,7 @@
 # on the bridge's side what it receives). Ranks on one host share memory; ranks
 # on different hosts can only use the network, as on a real cluster.
 #
-# usage: cluster.sh up N [--rate R] [--burst B] [--limit L] [--mtu M]
+# usage: cluster.sh up N [--rate R] [--burst B] [--limit L] [--mtu M] [--cpus C]
 #        cluster.sh down
 #        cluster.sh status
 #        cluster.sh exec HOST CMD...         run CMD on HOST (node0, 198.18.0.1, ...)
@@ -22,6 +22,10 @@
 #   --limit L  bytes a NIC queues before dropping (default 8mb: switch-like
 #              buffers, so that TCP backs off without losses)
 #   --mtu M    MTU of the NICs (default 9000, jumbo frames as in HPC Ethernet)
+#   --cpus C   cores of each host: host i runs on cores i*C .. i*C+C-1, so that
+#              hosts do not share cores and binding within a host works as on
+#              a real node (default: cores / N when there are at least N
+#              cores, else 0: every host on every core)
 #
 # Host i is nodeI (hostname and /etc/hosts entry inside the cluster) at
 # 198.18.C.(i+1); the launching node (where mpiexec runs) is 198.18.C.254 on
@@ -51,7 +55,7 @@ need_root() {
 
 nhosts() { [ -f "$state/hosts" ] && wc -l < "$state/hosts" || echo 0; }
 
-# HOST as a name or an address -> its line in $state/hosts: "name addr pid".
+# HOST as a name or an address -> its line in $state/hosts: "name addr pid cpus".
 host_line() {
   [ -f "$state/hosts" ] || die "no cluster is up (cluster.sh up N)"
   local line
@@ -60,15 +64,19 @@ host_line() {
   echo "$line"
 }
 
-enter() {  # PID CMD...: CMD in every namespace of the host whose holder is PID
-  local pid=$1; shift
+enter() {  # LINE CMD...: CMD in every namespace of the host of LINE, on its cores
+  local name addr pid cpus
+  read -r name addr pid cpus <<< "$1"; shift
+  if [ -n "$cpus" ] && [ "$cpus" != all ]; then
+    exec taskset -c "$cpus" nsenter -t "$pid" --net --uts --ipc --mount --pid -- "$@"
+  fi
   exec nsenter -t "$pid" --net --uts --ipc --mount --pid -- "$@"
 }
 
 down() {
   local n i pid
   if [ -f "$state/hosts" ]; then
-    while read -r _ _ pid; do
+    while read -r _ _ pid _; do
       [ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null || true
     done < "$state/hosts"
   fi
@@ -86,7 +94,7 @@ down() {
 }
 
 up() {
-  local n=${1:-} rate=1gbit burst= limit=8mb mtu=9000
+  local n=${1:-} rate=1gbit burst= limit=8mb mtu=9000 cpus=
   [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 253 ] || die "up N: N must be an integer from 1 to 253 (got '${n}')"
   shift
   while [ $# -gt 0 ]; do
@@ -95,13 +103,20 @@ up() {
       --burst) burst=${2:?--burst needs a value}; shift 2 ;;
       --limit) limit=${2:?--limit needs a value}; shift 2 ;;
       --mtu) mtu=${2:?--mtu needs a value}; shift 2 ;;
-      *) die "up: unknown option '$1' (expected --rate R, --burst B, --limit L, --mtu M)" ;;
+      --cpus) cpus=${2:?--cpus needs a value}; shift 2 ;;
+      *) die "up: unknown option '$1' (expected --rate R, --burst B, --limit L, --mtu M, --cpus C)" ;;
     esac
   done
   [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
   [[ $rate =~ ^[0-9.]+([kmgt]?(bit|bps))$ ]] || die "--rate $rate: expected a tc rate such as 1gbit, 100mbit, 10gbit"
   burst=${burst:-$(( 2 * mtu ))b}
+  local cores
+  cores=$(nproc)
+  [ -n "$cpus" ] || cpus=$(( cores >= n ? cores / n : 0 ))
+  [[ $cpus =~ ^[0-9]+$ ]] && [ $(( cpus * n )) -le "$cores" ] ||
+    die "--cpus $cpus: $n hosts x $cpus cores exceed the $cores cores here (0: every host on every core)"
   need_root
+  [ "$cpus" = 0 ] || command -v taskset >/dev/null || die "--cpus needs taskset (util-linux)"
   down
   trap 'echo "cluster.sh: up failed; cleaning up" >&2; down' ERR
   mkdir -p "$state"
@@ -139,7 +154,9 @@ up() {
     local pid
     pid=$(ip netns pids "$ns" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -n 1)
     [ -n "$pid" ] || die "host node$i: no holder process in $ns"
-    echo "node$i $addr $pid" >> "$state/hosts"
+    local mine=all
+    [ "$cpus" = 0 ] || mine=$(( i * cpus ))-$(( i * cpus + cpus - 1 ))
+    echo "node$i $addr $pid $mine" >> "$state/hosts"
   done
   echo "$rate $burst $limit $mtu" > "$state/shape"
   # The launchers' ssh: hydra's -launcher-exec and Open MPI's plm_rsh_agent
@@ -156,21 +173,21 @@ up() {
       timeout 3 bash -c "exec 3<>/dev/tcp/$net.1/9" 2>&1 || true)
     case $err in *refused*) ;; *) down; die "node$i cannot reach node0 (${err:-no answer})" ;; esac
   done
-  echo "cluster.sh: $n hosts up (node0..node$((n - 1)) at $net.1..$net.$n), NICs at $rate each way, MTU $mtu, burst $burst, queue $limit" >&2
+  echo "cluster.sh: $n hosts up (node0..node$((n - 1)) at $net.1..$net.$n), NICs at $rate each way, MTU $mtu, burst $burst, queue $limit, $([ "$cpus" = 0 ] && echo "sharing all $cores cores" || echo "$cpus core(s) each")" >&2
 }
 
 status() {
   if [ ! -f "$state/hosts" ]; then echo "no cluster is up"; return 0; fi
   read -r rate burst limit mtu < "$state/shape"
   echo "$(nhosts) hosts, NICs at $rate each way (burst $burst, queue $limit, MTU $mtu), launching node $head on $bridge"
-  local name addr pid
-  while read -r name addr pid; do
+  local name addr pid cpus
+  while read -r name addr pid cpus; do
     local alive=down
     kill -0 "$pid" 2>/dev/null && alive=up
     local i=${name#node}
     local drops
     drops=$(tc -s qdisc show dev "$vprefix$i" | awk '/dropped/ { gsub(",", ""); print $7; exit }')
-    printf '%-7s %-14s %-4s holder %-7s rx %s tx %s bytes, rx drops %s\n' "$name" "$addr" "$alive" "$pid" \
+    printf '%-7s %-14s %-4s holder %-7s cores %-6s rx %s tx %s bytes, rx drops %s\n' "$name" "$addr" "$alive" "$pid" "$cpus" \
       "$(cat /sys/class/net/"$vprefix$i"/statistics/tx_bytes)" "$(cat /sys/class/net/"$vprefix$i"/statistics/rx_bytes)" "${drops:-?}"
   done < "$state/hosts"
 }
@@ -200,14 +217,14 @@ case ${1:-} in
   exec)
     [ $# -ge 3 ] || die "exec HOST CMD...: a host and a command"
     line=$(host_line "$2"); shift 2
-    enter "${line##* }" "$@" ;;
+    enter "$line" "$@" ;;
   agent)
     # As ssh is called: options, a host, then words joined into one shell command.
     shift
     while [ $# -gt 0 ] && [ "${1#-}" != "$1" ]; do shift; done
     [ $# -ge 2 ] || die "agent: expected [-options] HOST COMMAND..."
     line=$(host_line "$1"); shift
-    enter "${line##* }" sh -c "$*" ;;
+    enter "$line" sh -c "$*" ;;
   hostfile) shift; hostfile "${1:-1}" hydra ;;
   mpiexec-args)
     hostfile "${2:-1}" hydra > "$state/hostfile-hydra-${2:-1}"

@@ -7,9 +7,12 @@
 #                at the paths main-job.sh and gpu-run.sh use (debug info stripped)
 #   DIR/mpich/   MPICH 4.0.2 with the gencoll module (bin/ and lib/), built
 #                without the progress yield: there every rank has its own core
+#   DIR/bin/     ip and tc (iproute2), which scripts/cluster.sh needs for an
+#                emulated cluster on that machine's cores
 #   DIR/lib/     the shared libraries those need that a bare image may lack
-#                (UCX and its transport modules, hwloc, numa, udev), found with
-#                ldd; the C and C++ runtimes are taken from the machine
+#                (UCX and its transport modules, hwloc, numa, udev, libbpf,
+#                libmnl, ...), found with ldd; the C and C++ runtimes are taken
+#                from the machine
 #   DIR/env.sh   the environment that makes them find each other
 #
 # The device tool carries at most 64 MiB with the working tree; the bundle is
@@ -61,6 +64,8 @@ put "$(real "$build/benchmarks/gpu_bench")" "build/benchmarks/.libs/gpu_bench"
 put "$build/.libs/libgencoll-cuda.so.0" "build/.libs/libgencoll-cuda.so.0"
 put "$build/mpich/.libs/libgencoll-pmpi.so" "build/mpich/.libs/libgencoll-pmpi.so"
 
+for t in ip tc; do put "$(command -v "$t" || echo "/usr/sbin/$t")" "bin/$t"; done
+
 # MPICH without its documentation and static archives.
 cp -a "$prefix/bin" "$out/mpich/"
 mkdir -p "$out/mpich/lib"
@@ -73,7 +78,7 @@ ucx=$(dirname "$(ldconfig -p | awk '/libucs.so.0 / { print $NF; exit }')")/ucx
 mkdir -p "$out/lib/ucx"
 [ -d "$ucx" ] && for f in "$ucx"/*.so.0; do cp -L "$f" "$out/lib/ucx/"; done
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so)'
-elfs=$(find "$out/build" "$out/mpich" "$out/lib/ucx" -type f -exec sh -c 'file -b "$1" | grep -q ELF' _ {} \; -print)
+elfs=$(find "$out/build" "$out/bin" "$out/mpich" "$out/lib/ucx" -type f -exec sh -c 'file -b "$1" | grep -q ELF' _ {} \; -print)
 for e in $elfs; do
   LD_LIBRARY_PATH=$out/mpich/lib ldd "$e" 2>/dev/null | awk '$3 ~ /^\// { print $1, $3 }'
 done | sort -u | while read -r name path; do
@@ -88,7 +93,7 @@ cat > "$out/env.sh" <<'EOF'
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LD_LIBRARY_PATH=$bundle/mpich/lib:$bundle/build/.libs:$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export UCX_MODULE_DIR=$bundle/lib/ucx
-export PATH=$bundle/mpich/bin:$PATH
+export PATH=$bundle/mpich/bin:$PATH:$bundle/bin
 EOF
 
 exclude=$(git -C "$top" rev-parse --git-path info/exclude 2>/dev/null || true)

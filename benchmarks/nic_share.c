@@ -1,0 +1,141 @@
+/* nic_share: how a NIC serves messages that compete for it, measured, so that
+ * the simulator's NIC model can be checked against the network (issue 14,
+ * item 6). Run with one rank per host (or name the ranks to use):
+ *
+ *   out:  rank A sends one message of BYTES to each of ranks B1..Bj at once
+ *         (MPI_Isend x j); each receiver's completion time after a barrier
+ *   in:   ranks B1..Bj each send BYTES to rank A at once
+ *
+ * A NIC that serves whole messages first come first served completes them at
+ * 1, 2, ..., j times the one-message time; one that interleaves packets
+ * (fair sharing) completes all of them at about j times it. Printed per
+ * receiver (out) or sender (in): median completion over the repetitions, and
+ * the ratio to the one-message time measured first.
+ *
+ * usage: nic_share out|in BYTES REPS A B1 [B2 ...] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* One repetition of "out" with `np` peers; returns a receiver's completion
+ * time (s) from leaving the barrier, 0 on other ranks. */
+static double out_once(long bytes, int a, const int *peers, int np, char *buf, int rank) {
+  MPI_Request req[64];
+  int n = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  double t0 = MPI_Wtime();
+  int mine = -1;
+  for (int i = 0; i < np; ++i)
+    if (peers[i] == rank) mine = i;
+  if (rank == a) {
+    for (int i = 0; i < np; ++i)
+      MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, peers[i], 0, MPI_COMM_WORLD, &req[n++]);
+    for (int i = 0; i < n; ++i) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+    return 0;
+  }
+  if (mine < 0) return 0;
+  MPI_Recv(buf, (int)bytes, MPI_BYTE, a, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  return MPI_Wtime() - t0;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 6 || (strcmp(argv[1], "out") && strcmp(argv[1], "in")) || argc - 5 > 64) {
+    if (rank == 0) fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64]\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const int out = !strcmp(argv[1], "out");
+  const long bytes = atol(argv[2]);
+  const int reps = atoi(argv[3]), a = atoi(argv[4]);
+  const int np = argc - 5;
+  int peers[64];
+  for (int i = 0; i < np; ++i) peers[i] = atoi(argv[5 + i]);
+  int bad = bytes <= 0 || bytes > (1L << 30) || reps < 1 || a < 0 || a >= size;
+  for (int i = 0; i < np; ++i) bad |= peers[i] < 0 || peers[i] >= size || peers[i] == a;
+  if (bad) {
+    if (rank == 0) fprintf(stderr, "nic_share: ranks must be below %d and differ from A; 1 <= BYTES <= 2^30\n", size);
+    MPI_Finalize();
+    return 2;
+  }
+  char *buf = calloc((size_t)np, (size_t)bytes);
+  double *one = calloc((size_t)reps, sizeof(double)), *all = calloc((size_t)reps, sizeof(double));
+  if (!buf || !one || !all) MPI_Abort(MPI_COMM_WORLD, 1);
+  /* The one-message time (first peer alone), then all peers at once. For
+   * "in" the receiver A times each message's arrival: it posts one receive per
+   * sender and waits for them in completion order. */
+  for (int phase = 0; phase < 2; ++phase) {
+    const int n = phase == 0 ? 1 : np;
+    for (int r = 0; r < reps; ++r) {
+      double t = 0;
+      if (out) {
+        t = out_once(bytes, a, peers, n, buf, rank);
+      } else {
+        MPI_Request req[64];
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = MPI_Wtime();
+        if (rank == a) {
+          for (int i = 0; i < n; ++i)
+            MPI_Irecv(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, peers[i], 0, MPI_COMM_WORLD, &req[i]);
+          double done[64];
+          for (int left = n; left > 0; --left) {
+            int idx;
+            MPI_Waitany(n, req, &idx, MPI_STATUS_IGNORE);
+            done[idx] = MPI_Wtime() - t0;
+          }
+          for (int i = 0; i < n; ++i) MPI_Send(&done[i], 1, MPI_DOUBLE, peers[i], 1, MPI_COMM_WORLD);
+        } else {
+          for (int i = 0; i < n; ++i)
+            if (peers[i] == rank) {
+              MPI_Send(buf, (int)bytes, MPI_BYTE, a, 0, MPI_COMM_WORLD);
+              MPI_Recv(&t, 1, MPI_DOUBLE, a, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            }
+        }
+      }
+      (phase == 0 ? one : all)[r] = t;
+    }
+    if (phase == 0) {
+      double m = 0;
+      if (rank == peers[0]) m = median(one, reps);
+      MPI_Bcast(&m, 1, MPI_DOUBLE, peers[0], MPI_COMM_WORLD);
+      one[0] = m;
+      if (rank == 0)
+        printf("# nic_share %s: %ld B, %d reps, A = rank %d; one message alone: %.1f us\n", argv[1], bytes, reps, a,
+               m * 1e6);
+    }
+  }
+  /* Each peer's median with all at once, printed by rank 0 in peer order. */
+  for (int i = 0; i < np; ++i) {
+    double m = 0;
+    if (rank == peers[i]) m = median(all, reps);
+    MPI_Bcast(&m, 1, MPI_DOUBLE, peers[i], MPI_COMM_WORLD);
+    char name[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    if (rank == peers[i]) MPI_Get_processor_name(name, &len);
+    MPI_Bcast(&len, 1, MPI_INT, peers[i], MPI_COMM_WORLD);
+    MPI_Bcast(name, len, MPI_CHAR, peers[i], MPI_COMM_WORLD);
+    name[len] = '\0';
+    if (rank == 0)
+      printf("%s rank %d (%s): %.1f us, %.2f x one message\n", out ? "to" : "from", peers[i], name, m * 1e6,
+             m / one[0]);
+  }
+  free(buf);
+  free(one);
+  free(all);
+  MPI_Finalize();
+  return 0;
+}
