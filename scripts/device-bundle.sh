@@ -6,7 +6,8 @@
 #                and benchmark, libgencoll-cuda and the interposition library,
 #                at the paths main-job.sh and gpu-run.sh use (debug info stripped)
 #   DIR/mpich/   MPICH 4.0.2 with the gencoll module (bin/ and lib/), built
-#                without the progress yield: there every rank has its own core
+#                without the progress yield (there every rank has its own
+#                core) unless --progress-yield; mpich/BUILD says which
 #   DIR/bin/     ip and tc (iproute2), which scripts/cluster.sh needs for an
 #                emulated cluster on that machine's cores
 #   DIR/lib/     the shared libraries those need that a bare image may lack
@@ -19,15 +20,16 @@
 # about 30. DIR (default .device) is added to .git/info/exclude so that it
 # travels only when named in `carry`.
 #
-# usage: device-bundle.sh [--out DIR]
+# usage: device-bundle.sh [--out DIR] [--progress-yield]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=$top/.device
+out=$top/.device yield=()
 while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
+    --progress-yield) yield=(--progress-yield); shift ;;
     -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "device-bundle.sh: unknown option $1 (expected --out DIR)" >&2; exit 2 ;;
+    *) echo "device-bundle.sh: unknown option $1 (expected --out DIR, --progress-yield)" >&2; exit 2 ;;
   esac
 done
 log() { echo "device-bundle: $*" >&2; }
@@ -38,7 +40,7 @@ bash "$top/scripts/build.sh" > /dev/null
 grep -q '^NVCC = ..*' "$build/Makefile" ||
   { echo "device-bundle.sh: $build was configured without CUDA (nvcc not found); the GPU parts need it" >&2; exit 1; }
 make -C "$build" -j"$(nproc)" libgencoll-cuda.la tests/gpu/gpu_check benchmarks/gpu_bench > /dev/null
-bash "$top/scripts/build-mpich.sh" --gencoll-build "$build" > /dev/null
+bash "$top/scripts/build-mpich.sh" "${yield[@]}" --gencoll-build "$build" > /dev/null
 prefix=$(cat "$build/mpich-prefix")  # where build-mpich.sh put it
 [ -x "$prefix/bin/mpiexec" ] || { echo "device-bundle.sh: no MPICH at $prefix" >&2; exit 1; }
 
@@ -68,6 +70,7 @@ for t in ip tc; do put "$(command -v "$t" || echo "/usr/sbin/$t")" "bin/$t"; don
 
 # MPICH without its documentation and static archives.
 cp -a "$prefix/bin" "$out/mpich/"
+echo "MPICH 4.0.2 with the gencoll module from $prefix, ${yield[*]:-without --progress-yield}" > "$out/mpich/BUILD"
 mkdir -p "$out/mpich/lib"
 for f in "$prefix"/lib/*.so*; do cp -a "$f" "$out/mpich/lib/"; done
 for f in "$out"/mpich/lib/*.so.*.*; do [ -L "$f" ] || strip --strip-debug "$f" 2>/dev/null || true; done

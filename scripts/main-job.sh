@@ -21,6 +21,7 @@
 #   --iters N     timed iterations per point (default 50; fewer where one call
 #                 takes over --max-time)
 #   --max-time S  seconds per point and round (default 0.25)
+#   --rounds N    interleaved rounds per point, the best kept (default 3)
 #   --out DIR     results directory (default benchmarks/results/DATE-WHERE-Nr)
 #   --hostfile F  run across the hosts of a hydra host file (host[:slots] lines)
 #   --emulate NxR run on an emulated cluster of N hosts with R ranks each
@@ -44,7 +45,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
-np= max= iters=50 max_time=0.25 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0
+np= max= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -52,6 +53,7 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --max-time) max_time=$2; shift 2 ;;
+    --rounds) rounds=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --hostfile) hostfile=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --emulate) emulate=$2; shift 2 ;;
@@ -92,7 +94,7 @@ if [ -z "$np" ]; then
 fi
 [ -n "$per_host" ] || per_host=$np
 max=${max:-$([ "$hosts" -gt 1 ] && echo 16777216 || echo 1048576)}
-for v in np max iters; do
+for v in np max iters rounds; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--$v ${!v}: expected a positive integer"
 done
 [[ $max_time =~ ^[0-9]*\.?[0-9]+$ ]] || die "--max-time $max_time: expected a number of seconds"
@@ -151,7 +153,7 @@ launch() { "$prefix/bin/mpiexec" "${where_args[@]}" -n "$np" "${bind[@]}" -genv 
   if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
-  echo "mpich: $prefix"
+  echo "mpich: $prefix$([ -f "$prefix/BUILD" ] && echo " ($(cat "$prefix/BUILD"))")"
   echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet 2>/dev/null || echo ' (modified)')"
 } > "$out/machine.txt"
 
@@ -170,7 +172,7 @@ agmax=8
 while [ $(( agmax * 2 * np )) -le "$max" ]; do agmax=$(( agmax * 2 )); done
 sweep() {  # CSV LABEL SWEEP [mpiexec options]: allgather, then the other three
   local csv=$1 label=$2 configs=$3 c; shift 3
-  local common=(-i "$iters" -x $(( iters / 10 + 2 )) --max-time "$max_time" -c --rounds 3 --sweep "$configs" --label "$label")
+  local common=(-i "$iters" -x $(( iters / 10 + 2 )) --max-time "$max_time" -c --rounds "$rounds" --sweep "$configs" --label "$label")
   for c in "allgather 8:$agmax" "allreduce,bcast,reduce 8:$max"; do
     read -r colls sizes <<< "$c"
     launch "$@" "$build/benchmarks/gencoll-bench.mpich" --coll "$colls" -m "$sizes" "${common[@]}" --csv "$csv.$label.part"
