@@ -125,6 +125,33 @@ def summarize(points, out):
             "%d of %d within 15%%" % (geomean(errs), min(errs), max(errs), within, len(errs)))
 
 
+def targets(points, out):
+    """Issue 14's targets at the network-bound sizes, each with its verdict."""
+    def line(name, ok, got):
+        out("- %s: %s (%s)" % (name, "met" if ok else "NOT met", got))
+    out("")
+    out("Targets at these sizes:")
+    out("")
+    q = [pt["quality"][0] for pt in points if "quality" in pt]
+    if q:
+        line("selection quality >= 0.97 geometric mean and >= 0.90 worst", geomean(q) >= 0.97 and min(q) >= 0.90,
+             "%.3f, %.3f" % (geomean(q), min(q)))
+    rhos = [pt["rho"] for pt in points if "rho" in pt]
+    if rhos:
+        low = sum(1 for r in rhos if r < 0.9)
+        line("Spearman >= 0.9 at every size", low == 0, "%d of %d sizes below, worst %.2f" % (low, len(rhos), min(rhos)))
+    sp = [(pt["speedup"], pt["coll"], pt["bytes"]) for pt in points if "speedup" in pt]
+    if sp:
+        worst = min(sp)
+        line("tuned file never more than 3% slower than MPICH's default", worst[0] >= 0.97,
+             "worst %.2fx, %s %d B" % worst)
+    errs = [pt["error"] for pt in points if "error" in pt]
+    if errs:
+        off = sum(1 for e in errs if abs(e - 1) > 0.15)
+        line("predicted time of the chosen schedule within 15% of the measured", off == 0,
+             "%d of %d outside" % (off, len(errs)))
+
+
 def main():
     ap = argparse.ArgumentParser(add_help=True)
     for name in ("--sweep", "--tuned", "--picks", "--predicted", "--out"):
@@ -241,6 +268,7 @@ def main():
             if bs:
                 out("- %s: %d B and up (%d sizes)" % (coll, min(bs), len(bs)))
         summarize(bound, out)
+        targets(bound, out)
     report = "\n".join(lines) + "\n"
 
     os.makedirs(a.out, exist_ok=True)
