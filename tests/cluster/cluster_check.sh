@@ -19,6 +19,13 @@ skip() { echo "SKIP: cluster_check: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root for network namespaces and qdiscs"
 unshare --net --uts --ipc --mount --pid --fork true 2>/dev/null || skip "namespaces cannot be made here"
 command -v tc >/dev/null || skip "no tc (iproute2)"
+# The kernel must have veth and tbf (containers may lack them): probe with a
+# throwaway namespace before blaming cluster.sh.
+probe=gcprobe$$
+probe_err=$( { ip netns add "$probe" && ip link add "${probe}v" type veth peer name eth0 netns "$probe" &&
+  tc qdisc replace dev "${probe}v" root tbf rate 1gbit burst 18000b limit 1mb; } 2>&1 ) || probe_err=${probe_err:-failed}
+ip link del "${probe}v" 2>/dev/null; ip netns del "$probe" 2>/dev/null
+[ -z "$probe_err" ] || skip "the kernel cannot make a shaped veth here: $probe_err"
 export GENCOLL_CLUSTER_ID=201
 cluster() { bash "$top/scripts/cluster.sh" "$@"; }
 fails=0
