@@ -10,12 +10,13 @@ defines it (gencoll at the fixed radix against MPICH's own fixed-radix
 algorithm, measured in the same run). Python standard library only.
 
 usage: analyze.py --sweep SWEEP.csv --tuned TUNED.csv --picks PICKS.csv
-                  --predicted SIM.csv --out DIR [--title TEXT] [--link-rate B/s]
+                  --predicted SIM.csv --out DIR [--title TEXT] [--link-rate RATE]
   SWEEP.csv      gencoll-bench --sweep all (native, mpich:*, gencoll ALG:K)
   TUNED.csv      gencoll-bench --sweep native under the tuned selection file
   PICKS.csv      gencoll-tune's NAME-picks.csv
   SIM.csv        gencoll-tune's NAME.csv (every simulated point)
-  --link-rate    bytes per second of one NIC: the summary is repeated over the
+  --link-rate    one NIC's rate, in bytes per second or as tc writes it (1gbit,
+                 100mbit, 125mbps): the summary is repeated over the
                  network-bound sizes, those whose time on the link (bytes /
                  rate) is at least 10x the collective's smallest-size latency
                  under MPICH's default, with the simulator's error there
@@ -26,6 +27,7 @@ import argparse
 import csv
 import math
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,6 +103,18 @@ def module_name(alg, k, p):
     return "%s:%d" % (alg, max(2, int(k)))
 
 
+def link_rate(text):
+    """Bytes per second from a number of them or from a tc rate (SI prefixes)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    m = re.fullmatch(r"([0-9.]+)([kmgt]?)(bit|bps)", text)
+    if not m:
+        raise argparse.ArgumentTypeError("%s: expected bytes per second or a tc rate such as 1gbit" % text)
+    return float(m[1]) * {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}[m[2]] / (8 if m[3] == "bit" else 1)
+
+
 def summarize(points, out):
     """The summary lines over POINTS (dicts made in main)."""
     quality = [pt["quality"] + (pt["coll"], pt["bytes"]) for pt in points if "quality" in pt]
@@ -157,7 +171,7 @@ def main():
     for name in ("--sweep", "--tuned", "--picks", "--predicted", "--out"):
         ap.add_argument(name, required=True)
     ap.add_argument("--title", default="")
-    ap.add_argument("--link-rate", type=float, default=0)
+    ap.add_argument("--link-rate", type=link_rate, default=0)
     a = ap.parse_args()
 
     bench_cols = ["collective", "config", "bytes", "median_us", "ranks"]

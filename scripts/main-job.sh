@@ -189,10 +189,7 @@ sweep "$out/tuned-run.csv" tuned native -genv MPIR_CVAR_COLL_SELECTION_TUNING_JS
   -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0 > "$out/tuned-run.txt"
 
 link=()
-if [ -n "$emulate" ]; then
-  # tc's rate in bytes per second, for the network-bound sizes.
-  link=(--link-rate "$(python3 -c 'import re,sys; m=re.fullmatch(r"([0-9.]+)([kmgt]?)(bit|bps)", sys.argv[1]); f={"":1,"k":1e3,"m":1e6,"g":1e9,"t":1e12}[m[2]]; print(float(m[1])*f/(8 if m[3]=="bit" else 1))' "$rate")")
-fi
+[ -n "$emulate" ] && link=(--link-rate "$rate")  # for the network-bound sizes
 python3 "$top/benchmarks/analyze.py" --sweep "$out/sweep.csv" --tuned "$out/tuned-run.csv" \
   --picks "$out/tuned-picks.csv" --predicted "$out/tuned.csv" --out "$out" "${link[@]}" \
   --title "gencoll on $(uname -n): $np ranks on $hosts host(s)${emulate:+ (emulated, $rate NICs)}, $cores cores, $(date +%F)"

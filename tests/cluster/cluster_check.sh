@@ -31,7 +31,8 @@ cluster() { bash "$top/scripts/cluster.sh" "$@"; }
 fails=0
 pass() { echo "PASS: $*"; }
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-trap 'cluster down >/dev/null 2>&1' EXIT
+tmp=$(mktemp -d)
+trap 'cluster down >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 cluster up 2 --rate 1gbit || { echo "FAIL: cluster.sh up 2"; exit 1; }
 cluster status
 
@@ -42,8 +43,6 @@ prefix=
 read -r -a hydra <<< "$prefix/bin/mpiexec $(cluster mpiexec-args 2) -genv LD_LIBRARY_PATH $prefix/lib"
 read -r -a ompi <<< "mpiexec.openmpi --allow-run-as-root $(cluster mpirun-args 2) --mca btl self,vader,tcp"
 sent() { cluster nic-bytes | awk '{ s += $2 } END { print s }'; }
-tmp=$(mktemp -d)
-trap 'cluster down >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
 # 1. Which way the bytes went.
 bytes=20000000
