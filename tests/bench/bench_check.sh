@@ -74,12 +74,22 @@ fi
 if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ]; then
   for bad in "--sweep knomial:1|the radix must be an integer >= 2" "--sweep rign|configuration \"rign\": expected native" \
              "-m 8:4|expected MIN:MAX" "--coll scan|--coll scan: expected" "-d rocm|-d rocm: expected host or cuda" \
-             "-i 0|-i 0: expected an integer >= 1" "--sweep mpich:ringg --coll allgather|MPICH's allgather algorithms are"; do
+             "-i 0|-i 0: expected an integer >= 1" "--sweep mpich:ringg --coll allgather|MPICH's allgather algorithms are" \
+             "--max-time 0|--max-time 0: expected a positive number of seconds" \
+             "--max-time 1s|--max-time 1s: expected a positive number of seconds"; do
     args=${bad%%|*} msg=${bad#*|}
     # shellcheck disable=SC2086
     out=$(ompi -n 2 "$bench" $args) && fail "gencoll-bench $args was accepted"
     echo "$out" | grep -qF -- "$msg" || fail "gencoll-bench $args: expected '$msg', got: $out"
   done
+  # --max-time: a limit no call fits leaves the minimum of 3 iterations of
+  # -i 50, and the CSV says so; without it all 50 run.
+  ompi -n 2 "$bench" -m 8 -i 50 -x 2 --max-time 1e-9 --csv "$tmp/fewer.csv" > /dev/null || fail "--max-time run failed"
+  ompi -n 2 "$bench" -m 8 -i 50 -x 2 --csv "$tmp/all.csv" > /dev/null || fail "run without --max-time failed"
+  [ "$(awk -F, 'NR == 2 { print $9 }' "$tmp/fewer.csv")" = 3 ] ||
+    fail "--max-time 1e-9: expected 3 iterations in the CSV, got: $(tail -n 1 "$tmp/fewer.csv")"
+  [ "$(awk -F, 'NR == 2 { print $9 }' "$tmp/all.csv")" = 50 ] ||
+    fail "without --max-time: expected 50 iterations in the CSV, got: $(tail -n 1 "$tmp/all.csv")"
   out=$(ompi -n 1 "$bench" --help) || fail "--help failed"
   echo "$out" | grep -q "^usage: gencoll-bench" || fail "--help printed no usage"
 fi
