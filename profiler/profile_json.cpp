@@ -112,6 +112,11 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
                     "); parameters copied from level " + params[i]->plan.name + " so that the profile is complete";
     }
     j["loggp"] = loggp_json(table_rows(params[i]->fit, opt));
+    // MPIs switch to rendezvous at their largest protocol switch (UCX's and
+    // Open MPI's eager limits); the simulator holds such messages' bytes
+    // until the receive is posted (selection/PROFILES.md).
+    if (!params[i]->fit.steps.empty())
+      j["rendezvous_above"] = static_cast<std::uint64_t>(params[i]->fit.steps.back());
     levels.push_back(j);
   }
   doc["levels"] = levels;

@@ -57,6 +57,9 @@ struct Level {
   int fanout = 0;    // 0 on the last level: unbounded
   LoggpCurve loggp;  // for messages between ranks whose lowest common unit is of this level
   std::string source;
+  // Messages longer than this (bytes) go by rendezvous: through the NICs, their
+  // bytes wait for the receive to be posted. 0: eager at every size.
+  std::uint64_t rendezvous_above = 0;
 };
 
 // Costs of the local steps, per byte, and the launch overhead every step on a

@@ -131,7 +131,7 @@ void read_levels(const Reader& r, const json& doc, Machine& m) {
     const std::string w = "levels[" + std::to_string(i) + "]";
     const json& lv = levels[i];
     if (!lv.is_object()) r.fail(w, "must be an object, got " + Reader::shown(lv));
-    r.only_keys(lv, w, {"name", "fanout", "loggp"});
+    r.only_keys(lv, w, {"name", "fanout", "loggp", "rendezvous_above"});
     Level level;
     level.name = r.text(lv, w, "name", true);
     const bool last = i + 1 == levels.size();
@@ -139,6 +139,8 @@ void read_levels(const Reader& r, const json& doc, Machine& m) {
     if (!last && !lv.contains("fanout")) r.fail(w + ".fanout", "missing (units of the level below per unit of this one)");
     level.fanout = last ? 0 : r.integer(lv, w, "fanout", 1, 1);
     level.loggp = read_loggp(r, r.object(lv, w, "loggp", true), w + ".loggp");
+    if (lv.contains("rendezvous_above"))
+      level.rendezvous_above = static_cast<std::uint64_t>(r.integer(lv, w, "rendezvous_above", 1, 1));
     level.source = r.text(lv, w, "source", false);
     for (const Level& other : m.levels)
       if (other.name == level.name) r.fail(w + ".name", "\"" + level.name + "\" is used twice");

@@ -27,8 +27,9 @@ struct Op {
   std::uint8_t inter_node = 0; // send: crosses a node boundary
 };
 
-// kPosted/kArrived: a receive waiting for its message / for being posted.
-enum OpState : std::uint8_t { kIdle = 0, kPosted = 1, kArrived = 2, kFinished = 3 };
+// kPosted/kArrived: a receive waiting for its message / for being posted;
+// kRts: a rendezvous request (v: its arrival) waiting for the receive to be posted.
+enum OpState : std::uint8_t { kIdle = 0, kPosted = 1, kArrived = 2, kFinished = 3, kRts = 4 };
 
 struct Replay {
   std::vector<Op> ops;

@@ -1,8 +1,10 @@
 // The event loop. A priority queue of (time, creation order) events plus
-// "free at" times per resource: each rank's CPU (when overheads serialise), its
-// compute stream, its send and receive channels (device radix), and each node's
-// NIC ports (node radix). Resources are claimed in event order, first come first
-// served, so the result is deterministic.
+// "free at" times per resource served one message at a time, first come first
+// served: each rank's CPU (when overheads serialise), its compute stream, its
+// send and receive channels (device radix); and each node's NIC out and in
+// (node radix), which the messages crossing it share in equal parts
+// (SharedLinks). Everything happens in event order, so the result is
+// deterministic.
 #include "simulator.hpp"
 
 #include <algorithm>
@@ -12,13 +14,14 @@
 #include <string>
 
 #include "replay.hpp"
+#include "shared_links.hpp"
 
 namespace gencoll::sim {
 
 namespace {
 
-// Free-at times of `per_owner` identical servers per owner (a rank's channels, a
-// node's NIC ports); a message takes the one that frees first. Zero servers
+// Free-at times of `per_owner` identical servers per owner (a rank's channels);
+// a message takes the one that frees first. Zero servers
 // means unlimited: nothing to wait for. The times live in a workspace buffer.
 class Ports {
  public:
@@ -36,14 +39,19 @@ class Ports {
   std::vector<double>& free_;
 };
 
-enum EventKind : std::uint64_t { kDone = 0, kArrive = 1 };
+// Payload: the op (kDone: finished; kArrive: its first byte reached the receiver;
+// kLanded: all of it did). kNic: the op | kNicStart (its bytes start through the
+// NICs), a SharedLinks slot (its message may have left), or kReshare (the NICs'
+// new shares after the starts and ends at that time).
+enum EventKind : std::uint64_t { kDone = 0, kArrive = 1, kNic = 2, kLanded = 3 };
+constexpr std::uint32_t kNicStart = 0x80000000, kReshare = 0xffffffff;
 
-// 16 bytes, so the heap moves little: key = (creation sequence << 1 | kind) << 32 | op.
+// 16 bytes, so the heap moves little: key = (creation sequence << 2 | kind) << 32 | payload.
 // Ties in time pop in creation order, which makes the result deterministic.
 struct Event {
   double t;
   std::uint64_t key;
-  EventKind kind() const { return static_cast<EventKind>((key >> 32) & 1); }
+  EventKind kind() const { return static_cast<EventKind>((key >> 32) & 3); }
   std::uint32_t op() const { return static_cast<std::uint32_t>(key); }
 };
 // (t, key) is a total order (keys are unique), so any correct priority queue
@@ -166,7 +174,9 @@ struct SimWorkspace::Buffers {
   Replay rp;
   std::vector<Event> heap;
   RadixQueue::Buckets buckets;
-  std::vector<double> cpu_free, compute_free, send_chan, recv_chan, egress, ingress;
+  std::vector<double> cpu_free, compute_free, send_chan, recv_chan;
+  SharedLinks::Storage nics;
+  std::vector<std::uint32_t> moved;
 };
 
 SimWorkspace::SimWorkspace() : b_(std::make_unique<Buffers>()) {}
@@ -190,9 +200,13 @@ class Engine {
         compute_free_(ws.compute_free),
         send_chan_(ws.send_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
         recv_chan_(ws.recv_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
-        egress_(ws.egress, nodes(m, rp_.ranks()), opt.contention ? m.contention.node_radix : 0),
-        ingress_(ws.ingress, nodes(m, rp_.ranks()), opt.contention ? m.contention.node_radix : 0),
+        node_radix_(opt.contention ? m.contention.node_radix : 0),
+        nodes_(nodes(m, rp_.ranks())),
+        nics_(ws.nics, 2 * nodes_),
+        moved_(ws.moved),
         queue_(queue) {
+    // NIC links: each node's way out, then its way in.
+    for (std::size_t n = 0; n < 2 * nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(n), node_radix_);
     cpu_free_.assign(rp_.ranks(), 0.0);
     compute_free_.assign(rp_.ranks(), 0.0);
     result_.rank_done.assign(rp_.ranks(), 0.0);
@@ -200,13 +214,18 @@ class Engine {
   }
 
   SimResult run() {
+    if (ops_.size() >= kNicStart) throw std::runtime_error("simulator: more than 2^31 steps in one collective");
     for (std::uint32_t i = 0; i < ops_.size(); ++i)
       if (ops_[i].pending == 0) ready(i, 0.0);
     while (!queue_.empty()) {
       const Event e = queue_.pop();
       ++result_.events;
-      if (e.kind() == kDone) release_successors(e.op(), e.t);
-      else arrive(e.op(), e.t);
+      switch (e.kind()) {
+        case kDone: release_successors(e.op(), e.t); break;
+        case kArrive: arrive(e.op(), e.t); break;
+        case kNic: nic(e.op(), e.t); break;
+        case kLanded: landed(e.op(), e.t); break;
+      }
     }
     if (finished_ != ops_.size()) report_stuck();
     for (double t : result_.rank_done) result_.time = std::max(result_.time, t);
@@ -246,50 +265,116 @@ class Engine {
   }
 
   // LogGP send (seed 000 §II-E): the CPU spends o_s, then the m bytes leave in
-  // (m-1)G, once a send channel of the rank (device radix) and, leaving the node,
-  // a NIC port of the node (node radix) are free. The channel takes its next
-  // message g - o_s after this one's last byte left, so consecutive starts are
-  // o_s + (m-1)G + max(0, g - o_s) apart. The first byte lands L after it left.
+  // (m-1)G once a send channel of the rank (device radix) is free. The channel
+  // takes its next message g - o_s after this one's last byte left, so
+  // consecutive starts are o_s + (m-1)G + max(0, g - o_s) apart. The first
+  // byte lands L after it left.
+  //
+  // A message between nodes on a machine with a node radix is moved by the
+  // NICs, not by the rank's channel: the channel only spaces its starts
+  // max(o_s, g) apart (LogGP's gap), and the bytes share the sender's NIC out
+  // and the receiver's NIC in with the other messages crossing them
+  // (SharedLinks: measured on the emulated cluster, selection/PROFILES.md).
+  // Above the level's rendezvous size the bytes wait for the receive: the
+  // request reaches the receiver one handshake after o_s, the receiver answers
+  // when it is there and the receive is posted, and the bytes leave one
+  // handshake later. Until then they take no share of a NIC, so a rank that
+  // posts sends far ahead of its peers does not slow the messages that can go.
   void start_send(std::uint32_t i, double t) {
     const Op& s = ops_[i];
     const Loggp p = loggp(s);
     double* cpu = serialize_ ? &cpu_free_[s.rank] : nullptr;
     double* chan = send_chan_.earliest(s.rank);
-    double* nic = s.inter_node ? egress_.earliest(m_.node_of(static_cast<int>(s.rank))) : nullptr;
     double begin = t;
     if (cpu) begin = std::max(begin, *cpu);
     if (chan) begin = std::max(begin, *chan);
     if (cpu) *cpu = begin + p.o_s;
-    double inject = begin + p.o_s;
-    if (nic) inject = std::max(inject, *nic);
-    const double left = inject + wire_time(s.v, p.G);
-    if (nic) *nic = left;
+    const double inject = begin + p.o_s;
+    const double wire = wire_time(s.v, p.G);
+    if (node_radix_ > 0 && s.inter_node) {
+      if (chan) *chan = begin + std::max(p.o_s, p.g);
+      if (wire <= 0) return leave(i, inject);
+      const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
+      if (rndv > 0 && s.v > static_cast<double>(rndv)) {
+        Op& r = ops_[s.partner];
+        const double h = handshake(s);
+        if (r.state == kPosted) return push(std::max(inject + h, r.v) + h, kNic, i | kNicStart);
+        r.state = kRts;  // the bytes start when the receive is posted (post_recv)
+        r.v = inject + h;
+        return;
+      }
+      return push(inject, kNic, i | kNicStart);  // shares change when it is there
+    }
+    const double left = inject + wire;
     if (chan) *chan = left + std::max(0.0, p.g - p.o_s);
     push(inject + p.L, kArrive, i);
     finish(i, left);
   }
 
   // The first byte is at the destination: the bytes stream in over (m-1)G once
-  // the node's ingress port (entering the node) and a receive channel of the
-  // rank are free; seed 000 buffers the bytes of receives beyond the device
-  // radix, which is this wait.
+  // a receive channel of the rank is free; seed 000 buffers the bytes of
+  // receives beyond the device radix, which is this wait.
   void arrive(std::uint32_t i, double t) {
     const Op& s = ops_[i];
-    Op& r = ops_[s.partner];
     const Loggp p = loggp(s);
-    double* chan = recv_chan_.earliest(r.rank);
-    double* nic = s.inter_node ? ingress_.earliest(m_.node_of(static_cast<int>(r.rank))) : nullptr;
-    double begin = t;
-    if (nic) begin = std::max(begin, *nic);
-    if (chan) begin = std::max(begin, *chan);
+    double* chan = recv_chan_.earliest(ops_[s.partner].rank);
+    const double begin = chan ? std::max(t, *chan) : t;
     const double end = begin + wire_time(s.v, p.G);
-    if (nic) *nic = end;
     if (chan) *chan = end;
+    // At `end`, not now: a receive claims the CPU (serialised overheads) in
+    // event order, which must be time order.
+    push(end, kLanded, i);
+  }
+
+  void nic(std::uint32_t what, double t) {
+    if (what == kReshare) {
+      reshare_pending_ = false;
+      moved_.clear();
+      nics_.reshare(t, moved_);
+      for (std::uint32_t s : moved_) push(nics_.flow(s).due, kNic, s);
+    } else if (what & kNicStart) {
+      const std::uint32_t i = what & ~kNicStart;
+      const Op& s = ops_[i];
+      const auto node = [this](std::uint32_t r) { return static_cast<std::uint32_t>(m_.node_of(static_cast<int>(r))); };
+      const std::uint32_t ids[2] = {node(s.rank), static_cast<std::uint32_t>(nodes_) + node(ops_[s.partner].rank)};
+      nics_.start(t, wire_time(s.v, loggp(s).G), i, ids, 2);
+      reshare_at(t);
+    } else {
+      switch (nics_.fire(what, t)) {
+        case SharedLinks::Fire::stale: break;
+        case SharedLinks::Fire::rearm: push(nics_.flow(what).due, kNic, what); break;
+        case SharedLinks::Fire::ends: {
+          const std::uint32_t op = nics_.end(what);
+          reshare_at(t);
+          leave(op, t);
+        }
+      }
+    }
+  }
+
+  // The shares change once the other starts and ends at t are in: the event
+  // pops after every event already queued for t.
+  void reshare_at(double t) {
+    if (reshare_pending_) return;
+    reshare_pending_ = true;
+    push(t, kNic, kReshare);
+  }
+
+  // Send i's last byte left its NIC at t; it lands L later.
+  void leave(std::uint32_t i, double t) {
+    push(t + loggp(ops_[i]).L, kLanded, i);
+    finish(i, t);
+  }
+
+  // All of send i's message is at its receiver at t.
+  void landed(std::uint32_t i, double t) {
+    const Op& s = ops_[i];
+    Op& r = ops_[s.partner];
     if (r.state == kPosted) {
-      take_in(s.partner, std::max(end, r.v), p.o_r);
+      take_in(s.partner, std::max(t, r.v), loggp(s).o_r);
     } else {
       r.state = kArrived;
-      r.v = end;
+      r.v = t;
     }
   }
 
@@ -299,10 +384,21 @@ class Engine {
     Op& r = ops_[i];
     if (r.state == kArrived) {
       take_in(i, std::max(r.v, t), loggp(ops_[r.partner]).o_r);
+    } else if (r.state == kRts) {
+      const double start = std::max(r.v, t) + handshake(ops_[r.partner]);
+      r.state = kPosted;
+      r.v = t;
+      push(start, kNic, r.partner | kNicStart);
     } else {
       r.state = kPosted;
       r.v = t;
     }
+  }
+
+  // A rendezvous control message's one-way time: the level's 1-byte message.
+  double handshake(const Op& s) const {
+    const Loggp one = m_.levels[s.level].loggp.at(1);
+    return one.o_s + one.L + one.o_r;
   }
 
   void take_in(std::uint32_t i, double at, double o_r) {
@@ -340,8 +436,8 @@ class Engine {
   }
 
   void push(double t, EventKind kind, std::uint32_t op) {
-    if (seq_ >> 31) throw std::runtime_error("simulator: more than 2^31 events in one collective");
-    queue_.push(Event{t, ((seq_++ << 1 | kind) << 32) | op});
+    if (seq_ >> 30) throw std::runtime_error("simulator: more than 2^30 events in one collective");
+    queue_.push(Event{t, ((seq_++ << 2 | kind) << 32) | op});
   }
 
   [[noreturn]] void report_stuck() const {
@@ -365,7 +461,12 @@ class Engine {
   const bool serialize_;
   std::vector<CachedCurve> curves_;
   std::vector<double>&cpu_free_, &compute_free_;
-  Ports send_chan_, recv_chan_, egress_, ingress_;
+  Ports send_chan_, recv_chan_;
+  const int node_radix_;
+  const std::size_t nodes_;
+  SharedLinks nics_;
+  std::vector<std::uint32_t>& moved_;
+  bool reshare_pending_ = false;
   Queue queue_;
   std::uint64_t seq_ = 0;
   std::size_t finished_ = 0;

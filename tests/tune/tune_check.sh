@@ -66,4 +66,17 @@ expect_error "'2y4' is not an integer" --profile "$profile" --shapes 2y4
 expect_error "unknown collective 'alltoall'" --profile "$profile" --shapes 2x4 --collectives alltoall
 echo '{"collective=bcast": ' > "$tmp/base.json"
 expect_error "base.json: not valid JSON" --profile "$profile" --shapes 2x4 --base "$tmp/base.json"
+# benchmarks/rescore.py scores a kept emulated-cluster run against this
+# build's simulator: the report has its network-bound summary, and the
+# profile it scored carries the rendezvous size taken from its source text.
+kept="$srcdir/benchmarks/results/2026-11-24-h100-emu4x1-1gbit-4r"
+if [ -d "$kept" ]; then
+  python3 "$srcdir/benchmarks/rescore.py" "$kept" --out "$tmp/rescore" --build "$builddir" > "$tmp/rescore.out" 2>&1 ||
+    { cat "$tmp/rescore.out"; fail "rescore.py failed"; }
+  grep -q "^- measured / predicted time of the chosen schedule: geometric mean [0-9.]*, range" "$tmp/rescore.out" ||
+    fail "rescore.py: no measured / predicted line"
+  grep -q "^## Network-bound sizes" "$tmp/rescore.out" || fail "rescore.py: no network-bound summary"
+  grep -q '"rendezvous_above": 4' "$tmp/rescore/profile.json" || fail "rescore.py: no rendezvous size in the scored profile"
+  echo "ok: rescore.py scores a kept run ($(grep -c '^|' "$tmp/rescore.out") table rows)"
+fi
 echo "PASS: gencoll-tune"

@@ -72,6 +72,9 @@ TEST_CASE("a protocol switch becomes a table the simulator follows at every size
   in.levels.push_back(level("node", 0, f));
   const gencoll::sim::Machine m = load(in);
   REQUIRE_FALSE(m.levels[0].loggp.constant());
+  // The last switch is the MPI's rendezvous: above it the simulator holds a
+  // message's bytes until the receive is posted.
+  CHECK(m.levels[0].rendezvous_above == 16384);
   for (double s : {1.0, 100.0, 3000.0, 16384.0, 16385.0, 20000.0, 1e5, 1048576.0, 4194304.0}) {
     CAPTURE(s);
     const gencoll::sim::Loggp p = m.levels[0].loggp.at(s);
@@ -95,6 +98,7 @@ TEST_CASE("several levels name the node level; an unmeasured level copies the ne
   CHECK(m.node_level == 0);
   CHECK(m.levels[0].loggp.at(1).L == Approx(far.L).epsilon(1e-3));
   CHECK_THAT(m.levels[0].source, Catch::Contains("not measured"));
+  CHECK(m.levels[1].rendezvous_above == 0);  // no switch: eager at every size
 
   ProfileInput three = input();
   three.levels.push_back(level("socket", 4, fit_level(synth_all([&](double) { return t; }, powers_of_two(1 << 20), 10))));

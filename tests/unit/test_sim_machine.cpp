@@ -95,6 +95,8 @@ TEST_CASE("malformed profiles fail naming file, field and problem", "[sim][machi
   CHECK_THAT(error_of(with("\"L_us\": 3,", "")), Catch::Contains("levels[1].loggp.L_us: missing"));
   CHECK_THAT(error_of(with("\"fanout\": 4", "\"fanout\": 0")), Catch::Contains("levels[0].fanout: must be an integer >= 1, got 0"));
   CHECK_THAT(error_of(with("\"fanout\": 4,", "")), Catch::Contains("levels[0].fanout: missing"));
+  CHECK_THAT(error_of(with("\"fanout\": 4", "\"fanout\": 4, \"rendezvous_above\": 0")),
+             Catch::Contains("levels[0].rendezvous_above: must be an integer >= 1, got 0"));
   CHECK_THAT(error_of(with("{\"name\": \"system\",", "{\"name\": \"system\", \"fanout\": 2,")),
              Catch::Contains("levels[1].fanout: the last level spans all ranks"));
   CHECK_THAT(error_of(with("\"node_level\": \"node\"", "\"node_level\": \"nod\"")),

@@ -130,23 +130,135 @@ TEST_CASE("serialising overheads: two receives arriving together take o_r one af
   CHECK(r.rank_done[0] == Approx(kP.o_s + kP.L + 2 * kP.o_r));
 }
 
-TEST_CASE("node radix 1: two inter-node messages leaving one node share its NIC", "[sim][tiny]") {
+namespace {
+
+// `nodes` nodes of `per_node` ranks (level "node", node radix `radix`); every
+// message i of `msgs` goes from rank from[i] to rank to[i] with bytes[i], all
+// posted at time 0 (one message per pair of ranks).
+struct Msg {
+  int from, to;
+  std::uint64_t bytes;
+};
+SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& msgs) {
   Machine m = flat_machine(kP);
-  m.levels.insert(m.levels.begin(), Level{"node", 2, LoggpCurve(kP), "test"});
+  m.levels.insert(m.levels.begin(), Level{"node", per_node, LoggpCurve(kP), "test"});
+  m.node_level = 0;
+  m.contention.node_radix = radix;
+  const int p = nodes * per_node;
+  std::vector<ScheduleBuilder> b;
+  for (int r = 0; r < p; ++r) b.emplace_back(r, p);
+  for (const Msg& x : msgs) {
+    b[x.from].send(x.to, Range{Buf::send, 0, x.bytes});
+    b[x.to].recv(x.from, Range{Buf::recv, 0, x.bytes});
+  }
+  std::vector<Schedule> s;
+  for (ScheduleBuilder& x : b) s.push_back(std::move(x).finish());
+  return simulate(m, s, SimOptions{});
+}
+
+}  // namespace
+
+// Measured on the emulated cluster (nic_share, selection/PROFILES.md): messages
+// leaving one NIC at once share it packet by packet and finish together.
+TEST_CASE("node radix 1: two messages leaving one node share its NIC and finish together", "[sim][tiny][nic]") {
+  // ranks 0,1 on node 0 send 1000 bytes each to ranks 2,3 on node 1.
+  const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {1, 3, 1000}});
+  const double wire = 999 * kP.G;
+  CHECK(r.rank_done[2] == Approx(kP.o_s + 2 * wire + kP.L + kP.o_r));
+  CHECK(r.rank_done[3] == Approx(kP.o_s + 2 * wire + kP.L + kP.o_r));
+  // The senders are done when their last byte left.
+  CHECK(r.rank_done[0] == Approx(kP.o_s + 2 * wire));
+}
+
+TEST_CASE("a shared NIC: the shorter message leaves first, then the longer one has it alone", "[sim][tiny][nic]") {
+  const double w1 = 999 * kP.G, w2 = 1999 * kP.G;
+  const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {1, 3, 2000}});
+  // Both at half speed until the first is done (2 w1), then the second's rest alone.
+  CHECK(r.rank_done[2] == Approx(kP.o_s + 2 * w1 + kP.L + kP.o_r));
+  CHECK(r.rank_done[3] == Approx(kP.o_s + 2 * w1 + (w2 - w1) + kP.L + kP.o_r));
+}
+
+TEST_CASE("a node's NIC in is shared by messages from different nodes", "[sim][tiny][nic]") {
+  // ranks 0 and 1 (nodes 0 and 1) both send to rank 2 (node 2).
+  const double wire = 999 * kP.G;
+  const SimResult r = nic_run(3, 1, 1, {{0, 2, 1000}, {1, 2, 1000}});
+  CHECK(r.rank_done[0] == Approx(kP.o_s + 2 * wire));
+  CHECK(r.rank_done[1] == Approx(kP.o_s + 2 * wire));
+  CHECK(r.rank_done[2] == Approx(kP.o_s + 2 * wire + kP.L + kP.o_r));
+}
+
+TEST_CASE("node radix 2: two messages at full speed, a third makes each move at 2/3", "[sim][tiny][nic]") {
+  const double wire = 999 * kP.G;
+  const SimResult two = nic_run(2, 3, 2, {{0, 3, 1000}, {1, 4, 1000}});
+  CHECK(two.rank_done[3] == Approx(kP.o_s + wire + kP.L + kP.o_r));
+  CHECK(two.rank_done[4] == Approx(kP.o_s + wire + kP.L + kP.o_r));
+  const SimResult three = nic_run(2, 3, 2, {{0, 3, 1000}, {1, 4, 1000}, {2, 5, 1000}});
+  for (int r : {3, 4, 5}) CHECK(three.rank_done[r] == Approx(kP.o_s + 1.5 * wire + kP.L + kP.o_r));
+}
+
+TEST_CASE("a message crossing two shared NICs moves at the smaller share", "[sim][tiny][nic]") {
+  // Node 0 sends to nodes 1 and 2 (out shared by 2); node 3 also sends to node
+  // 1 (node 1's in shared by 2). Every message gets half while all three run.
+  const double wire = 999 * kP.G;
+  const SimResult r = nic_run(4, 1, 1, {{0, 1, 1000}, {0, 2, 1000}, {3, 1, 1000}});
+  CHECK(r.rank_done[2] == Approx(kP.o_s + 2 * wire + kP.L + kP.o_r));
+  CHECK(r.rank_done[3] == Approx(kP.o_s + 2 * wire));
+}
+
+// Rendezvous through the NICs: above the level's rendezvous size a request
+// goes first (one handshake: the 1-byte message, o_s + L + o_r), the receiver
+// answers once it is there and the receive is posted, and the bytes leave one
+// handshake after that.
+TEST_CASE("rendezvous: through the NICs a long message's bytes wait for the receive", "[sim][tiny][nic]") {
+  Machine m = flat_machine(kP);
+  m.levels.insert(m.levels.begin(), Level{"node", 1, LoggpCurve(kP), "test"});
   m.node_level = 0;
   m.contention.node_radix = 1;
-  // ranks 0,1 on node 0 send 1000 bytes each to ranks 2,3 on node 1.
-  std::vector<Schedule> s;
-  for (int r = 0; r < 4; ++r) {
-    ScheduleBuilder b(r, 4);
-    if (r < 2) b.send(r + 2, Range{Buf::send, 0, 1000});
-    else b.recv(r - 2, recv_buf(1000));
-    s.push_back(std::move(b).finish());
-  }
-  const SimResult r = simulate(m, s, SimOptions{});
+  m.levels[1].rendezvous_above = 500;
+  m.local.copy_host = 10 * ns;  // rank 1 posts its receive after a 10 us copy
+  const double h = kP.o_s + kP.L + kP.o_r;
+  const auto run = [&](std::uint64_t bytes, bool late) {
+    ScheduleBuilder a(0, 2), b(1, 2);
+    a.send(1, Range{Buf::send, 0, bytes});
+    if (late) b.recv(0, recv_buf(bytes), {b.copy(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000})});
+    else b.recv(0, recv_buf(bytes));
+    return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+  };
   const double wire = 999 * kP.G;
-  CHECK(r.rank_done[2] == Approx(kP.o_s + wire + kP.L + kP.o_r));
-  CHECK(r.rank_done[3] == Approx(kP.o_s + 2 * wire + kP.L + kP.o_r));
+  SECTION("posted late: the bytes start a handshake after the post") {
+    const SimResult r = run(1000, true);
+    CHECK(r.rank_done[0] == Approx(10 * us + h + wire));
+    CHECK(r.rank_done[1] == Approx(10 * us + h + wire + kP.L + kP.o_r));
+  }
+  SECTION("posted early: two handshakes after o_s") {
+    const SimResult r = run(1000, false);
+    CHECK(r.rank_done[1] == Approx(kP.o_s + 2 * h + wire + kP.L + kP.o_r));
+  }
+  SECTION("at or below the rendezvous size the message goes eagerly") {
+    const SimResult r = run(500, true);
+    CHECK(r.rank_done[0] == Approx(kP.o_s + 499 * kP.G));
+    CHECK(r.rank_done[1] == Approx(10 * us + kP.o_r));
+  }
+}
+
+TEST_CASE("a rendezvous message waiting for its receive takes no share of the NIC", "[sim][tiny][nic]") {
+  // Rank 0 (node 0) sends 1000 bytes to rank 1 (node 1, receive posted after
+  // 10 us) and to rank 2 (node 2, posted at once): the second has the NIC alone.
+  Machine m = flat_machine(kP);
+  m.levels.insert(m.levels.begin(), Level{"node", 1, LoggpCurve(kP), "test"});
+  m.node_level = 0;
+  m.contention.node_radix = 1;
+  m.levels[1].rendezvous_above = 500;
+  m.local.copy_host = 10 * ns;
+  ScheduleBuilder a(0, 3), b(1, 3), c(2, 3);
+  a.send(1, Range{Buf::send, 0, 1000});
+  a.send(2, Range{Buf::send, 0, 1000});
+  b.recv(0, recv_buf(1000), {b.copy(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000})});
+  c.recv(0, recv_buf(1000));
+  const SimResult r = simulate(m, {std::move(a).finish(), std::move(b).finish(), std::move(c).finish()}, SimOptions{});
+  const double h = kP.o_s + kP.L + kP.o_r, wire = 999 * kP.G;
+  CHECK(r.rank_done[2] == Approx(kP.o_s + 2 * h + wire + kP.L + kP.o_r));
+  CHECK(r.rank_done[1] == Approx(10 * us + h + wire + kP.L + kP.o_r));
 }
 
 TEST_CASE("unmatched and stuck schedules are reported", "[sim][tiny]") {

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Scores a kept main-job run (benchmarks/results/DIR) against the simulator as
+it is now: re-tunes the run's profile for the run's shape with this build's
+gencoll-tune and runs analyze.py on the run's own measurements. A change to
+the model is judged by the networks it was measured on, without measuring
+again. The tuned-file measurements stay those of the file the run tuned, so
+the "tuned file vs MPICH default" lines describe the old file; selection
+quality, rank correlation and measured / predicted are the new model's.
+
+A profile written before gencoll-loggp recorded "rendezvous_above" gets it
+from its own source text (the last "protocol switch after N B"), as the
+profiler now writes it.
+
+usage: rescore.py RUN_DIR --out DIR [--build BUILD_DIR]
+Writes DIR/profile.json (as scored), the tuner's files and analyze.py's
+report; prints the report.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def fail(msg):
+    sys.exit("rescore.py: " + msg)
+
+
+def read_machine(run):
+    """Ranks, hosts and NIC rate from the run's machine.txt."""
+    path = os.path.join(run, "machine.txt")
+    try:
+        text = open(path).read()
+    except OSError as e:
+        fail(f"{path}: {e.strerror} (is {run} a main-job run?)")
+    m = re.search(r"^ranks: (\d+)(?: on (\d+) host\(s\), (\d+) per host)?", text, re.M)
+    if not m:
+        fail(f"{path}: no 'ranks:' line")
+    np_ = int(m.group(1))
+    hosts, per_host = (int(m.group(2)), int(m.group(3))) if m.group(2) else (1, np_)
+    rate = re.search(r"NICs at (\S+) each way", text)
+    return np_, hosts, per_host, rate.group(1) if rate else None
+
+
+def with_rendezvous(profile):
+    for level in profile.get("levels", []):
+        if "rendezvous_above" in level:
+            continue
+        switches = re.findall(r"protocol switch after (\d+) B", level.get("source", ""))
+        if switches:
+            level["rendezvous_above"] = int(switches[-1])
+    return profile
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("run")
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    a = ap.parse_args()
+    np_, hosts, per_host, rate = read_machine(a.run)
+    tune = os.path.join(a.build, "selection", "gencoll-tune")
+    if not os.access(tune, os.X_OK):
+        fail(f"no {tune}: build first (scripts/build.sh)")
+    os.makedirs(a.out, exist_ok=True)
+    try:
+        profile = with_rendezvous(json.load(open(os.path.join(a.run, "profile.json"))))
+    except (OSError, ValueError) as e:
+        fail(f"{a.run}/profile.json: {e}")
+    scored = os.path.join(a.out, "profile.json")
+    with open(scored, "w") as f:
+        json.dump(profile, f, indent=2)
+    with open(os.path.join(a.run, "sweep.csv")) as f:
+        sizes = [int(row["bytes"]) for row in csv.DictReader(f)]
+    if not sizes:
+        fail(f"{a.run}/sweep.csv: no measurements")
+    shape = ["--shapes", f"{hosts}x{per_host}"] if hosts > 1 else ["--comm-sizes", str(np_)]
+    subprocess.run([tune, "--profile", scored, *shape, "--min-size", str(min(sizes)), "--max-size", str(max(sizes)),
+                    "--out", a.out, "--name", "tuned", "--no-plot"], check=True, stdout=subprocess.DEVNULL)
+    cmd = [sys.executable, os.path.join(HERE, "analyze.py"), "--sweep", os.path.join(a.run, "sweep.csv"),
+           "--tuned", os.path.join(a.run, "tuned-run.csv"), "--picks", os.path.join(a.out, "tuned-picks.csv"),
+           "--predicted", os.path.join(a.out, "tuned.csv"), "--out", a.out,
+           "--title", f"{os.path.basename(os.path.normpath(a.run))} rescored by this build's simulator"]
+    if rate:
+        cmd += ["--link-rate", rate]
+    subprocess.run(cmd, check=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+#include "shared_links.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace gencoll::sim {
+
+SharedLinks::SharedLinks(Storage& s, std::size_t n) : s_(s) {
+  s_.flows.clear();
+  s_.free.clear();
+  s_.dirty.clear();
+  s_.links.resize(n);
+  for (Link& l : s_.links) {
+    l.cap = 0;
+    l.dirty = false;
+    l.flows.clear();
+  }
+}
+
+void SharedLinks::start(double t, double work, std::uint32_t op, const std::uint32_t* ids, int n) {
+  std::uint32_t slot;
+  if (s_.free.empty()) {
+    slot = static_cast<std::uint32_t>(s_.flows.size());
+    s_.flows.emplace_back();
+  } else {
+    slot = s_.free.back();
+    s_.free.pop_back();
+  }
+  Flow& f = s_.flows[slot];
+  f = Flow{};
+  f.left = work;
+  f.since = t;
+  f.armed = std::numeric_limits<double>::infinity();
+  f.op = op;
+  f.nlinks = static_cast<std::uint8_t>(n);
+  for (int j = 0; j < n; ++j) {
+    f.link[j] = ids[j];
+    s_.links[ids[j]].flows.push_back(slot);
+    mark(ids[j]);
+  }
+}
+
+std::uint32_t SharedLinks::end(std::uint32_t slot) {
+  Flow& f = s_.flows[slot];
+  for (int j = 0; j < f.nlinks; ++j) {
+    std::vector<std::uint32_t>& on = s_.links[f.link[j]].flows;
+    const auto it = std::find(on.begin(), on.end(), slot);
+    *it = on.back();
+    on.pop_back();
+    mark(f.link[j]);
+  }
+  f.nlinks = 0;
+  s_.free.push_back(slot);
+  return f.op;
+}
+
+SharedLinks::Fire SharedLinks::fire(std::uint32_t slot, double t) {
+  if (slot >= s_.flows.size()) return Fire::stale;
+  Flow& f = s_.flows[slot];
+  if (f.nlinks == 0 || f.armed != t) return Fire::stale;
+  if (f.due == t) return Fire::ends;
+  f.armed = f.due;
+  return Fire::rearm;
+}
+
+void SharedLinks::mark(std::uint32_t link) {
+  Link& l = s_.links[link];
+  if (l.dirty) return;
+  l.dirty = true;
+  s_.dirty.push_back(link);
+}
+
+// Only the messages on links whose count changed can change their share.
+void SharedLinks::reshare(double t, std::vector<std::uint32_t>& moved) {
+  ++stamp_;
+  for (std::uint32_t id : s_.dirty) {
+    s_.links[id].dirty = false;
+    for (std::uint32_t slot : s_.links[id].flows) {
+      Flow& f = s_.flows[slot];
+      if (f.stamp == stamp_) continue;
+      f.stamp = stamp_;
+      double rate = 1;
+      for (int k = 0; k < f.nlinks; ++k) {
+        const Link& l = s_.links[f.link[k]];
+        rate = std::min(rate, static_cast<double>(l.cap) / static_cast<double>(l.flows.size()));
+      }
+      if (rate == f.rate) continue;  // its due stands
+      f.left = std::max(0.0, f.left - f.rate * (t - f.since));
+      f.since = t;
+      f.rate = rate;
+      f.due = t + f.left / rate;
+      if (f.due < f.armed) {
+        f.armed = f.due;
+        moved.push_back(slot);
+      }
+    }
+  }
+  s_.dirty.clear();
+}
+
+}  // namespace gencoll::sim

@@ -1,0 +1,91 @@
+// Links that the messages crossing them share in equal parts (processor
+// sharing): the simulator's NICs, one link out and one in per node.
+//
+// Measured on the emulated cluster (selection/PROFILES.md, "What the network
+// says about the model"): three messages leaving one NIC at once all finish at
+// about three times one message's time, where a NIC serving whole messages
+// first come first served would finish them at one, two and three times. Real
+// NICs arbitrate per packet between queue pairs too. So a link of capacity c
+// (the node radix: how many messages it carries at full speed) gives each of
+// its n messages min(1, c/n) of a lone message's bandwidth, and a message
+// crossing several links moves at the smallest of its shares. What a message
+// limited elsewhere leaves unused is not handed to the others (no max-min
+// filling): a start or an end then changes only the messages on its own links,
+// and the model errs on the slow side.
+//
+// A message's work is the time its bytes take alone ((m-1)G). Its end depends
+// on messages that start later, so it is not known when it starts. Starts and
+// ends only mark their links; reshare(t), which the caller runs once all the
+// starts and ends at t are in, reports the messages whose end moved earlier
+// than their pending event, and the caller schedules an event at each one's
+// `due`; fire() says what an event means when it comes. An end that moved later
+// waits for its pending event, which fires and re-arms: starts, the common
+// change, push no events. Batching matters: a k-ring reduce-scatter starts
+// hundreds of messages through one NIC at the same instant, and equal
+// messages end together; resharing after each would cost the square of their
+// number.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace gencoll::sim {
+
+class SharedLinks {
+ public:
+  static constexpr int kMaxLinks = 4;
+
+  struct Flow {
+    double left = 0;   // s of work (alone) still to do at `since`
+    double rate = 0;   // share of a lone message's bandwidth it gets now, (0, 1]
+    double since = 0;  // when `left` was last brought up to date
+    double due = 0;    // when it ends at the current rate
+    double armed = 0;  // when its earliest pending event is (infinity: none)
+    std::uint32_t op = 0;
+    std::uint32_t stamp = 0;
+    std::uint8_t nlinks = 0;  // 0: the slot is free
+    std::array<std::uint32_t, kMaxLinks> link{};
+  };
+  struct Link {
+    int cap = 0;
+    bool dirty = false;
+    std::vector<std::uint32_t> flows;  // slots of the messages on it now
+  };
+  // Kept between simulations (SimWorkspace) so that a sweep allocates once.
+  struct Storage {
+    std::vector<Flow> flows;
+    std::vector<std::uint32_t> free;
+    std::vector<Link> links;
+    std::vector<std::uint32_t> dirty;  // links whose messages changed since the last reshare
+  };
+
+  // `n` links, each of capacity 0 until set_cap.
+  SharedLinks(Storage& s, std::size_t n);
+  void set_cap(std::uint32_t link, int cap) { s_.links[link].cap = cap; }
+
+  // A message of `work` s (> 0) for op `op` starts at t over `ids` (1 to
+  // kMaxLinks links, each of capacity >= 1); its due is set by the next reshare.
+  void start(double t, double work, std::uint32_t op, const std::uint32_t* ids, int n);
+  enum class Fire { stale, ends, rearm };
+  // An event for slot at t: stale (superseded), its message ends (call end),
+  // or it ends later (schedule an event at flow(slot).due).
+  Fire fire(std::uint32_t slot, double t);
+  const Flow& flow(std::uint32_t slot) const { return s_.flows[slot]; }
+  // Slot's message ends (at its due); returns its op.
+  std::uint32_t end(std::uint32_t slot);
+  // Whether a start or end waits for reshare.
+  bool dirty() const { return !s_.dirty.empty(); }
+  // At t, after every start and end at t: new shares on the marked links;
+  // appends to `moved` the slots whose due came before their pending event
+  // (new messages included); their events are taken as scheduled.
+  void reshare(double t, std::vector<std::uint32_t>& moved);
+
+ private:
+  void mark(std::uint32_t link);
+
+  Storage& s_;
+  std::uint32_t stamp_ = 0;
+};
+
+}  // namespace gencoll::sim
