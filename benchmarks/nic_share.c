@@ -12,7 +12,16 @@
  * receiver (out) or sender (in): median completion over the repetitions, and
  * the ratio to the one-message time measured first.
  *
- * usage: nic_share out|in BYTES REPS A B1 [B2 ...] */
+ * pairs: ranks 2i and 2i+1 (i < NPAIRS) exchange BYTES both ways at once
+ *         (MPI_Sendrecv); the others sleep, or spin in MPI_Barrier with
+ *         "spin". Printed: the median time of one pair alone and of all
+ *         NPAIRS at once. On disjoint hosts the links do not interact, so
+ *         any slowdown is shared hardware: on a machine with fewer cores
+ *         than ranks, the CPU (a rank's TCP stream moves while it runs).
+ *
+ * usage: nic_share out|in BYTES REPS A B1 [B2 ...]
+ *        nic_share pairs BYTES REPS NPAIRS [spin] */
+#include <unistd.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +58,64 @@ static double out_once(long bytes, int a, const int *peers, int np, char *buf, i
   return MPI_Wtime() - t0;
 }
 
+/* Median over `reps` of the slowest active rank's exchange time, `active`
+ * pairs at once; idle ranks sleep through each exchange unless `spin`. */
+static double pairs_once(long bytes, int reps, int active, int spin, char *buf, int rank) {
+  double *t = calloc((size_t)reps, sizeof(double));
+  if (!t) MPI_Abort(MPI_COMM_WORLD, 1);
+  const int mine = rank < 2 * active;
+  double nap = 0;  /* s: the idle ranks sleep twice the last exchange */
+  for (int r = 0; r < reps; ++r) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime(), dt = 0;
+    if (mine) {
+      MPI_Sendrecv(buf, (int)bytes, MPI_BYTE, rank ^ 1, 2, buf + bytes, (int)bytes, MPI_BYTE, rank ^ 1, 2,
+                   MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      dt = MPI_Wtime() - t0;
+    } else if (!spin && nap > 0) {
+      usleep((useconds_t)(nap * 1e6));
+    }
+    MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    nap = 2 * t[r];
+  }
+  double m = median(t + (reps > 1), reps - (reps > 1));  /* the first paces the naps */
+  free(t);
+  return m;
+}
+
+static int pairs_main(int argc, char **argv, int rank, int size) {
+  const long bytes = argc > 2 ? atol(argv[2]) : 0;
+  const int reps = argc > 3 ? atoi(argv[3]) : 0, np = argc > 4 ? atoi(argv[4]) : 0;
+  const int spin = argc > 5 && !strcmp(argv[5], "spin");
+  if (argc < 5 || argc > 6 || (argc == 6 && !spin) || bytes <= 0 || bytes > (1L << 30) || reps < 2 || np < 1 ||
+      2 * np > size) {
+    if (rank == 0) fprintf(stderr, "usage: nic_share pairs BYTES REPS NPAIRS [spin] (REPS >= 2, 2 NPAIRS <= ranks)\n");
+    return 2;
+  }
+  char *buf = calloc(2, (size_t)bytes);
+  if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
+  const double one = pairs_once(bytes, reps, 1, spin, buf, rank);
+  const double all = pairs_once(bytes, reps, np, spin, buf, rank);
+  if (rank == 0)
+    printf("# nic_share pairs: %ld B each way, %d reps, idle ranks %s\none pair alone: %.1f us\n%d pairs at once: %.1f us, "
+           "%.2f x one pair\n", bytes, reps, spin ? "spin in MPI_Barrier" : "sleep", one * 1e6, np, all * 1e6, all / one);
+  free(buf);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc > 1 && !strcmp(argv[1], "pairs")) {
+    const int rc = pairs_main(argc, argv, rank, size);
+    MPI_Finalize();
+    return rc;
+  }
   if (argc < 6 || (strcmp(argv[1], "out") && strcmp(argv[1], "in")) || argc - 5 > 64) {
-    if (rank == 0) fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64]\n");
+    if (rank == 0)
+      fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64] | pairs BYTES REPS NPAIRS [spin]\n");
     MPI_Finalize();
     return 2;
   }

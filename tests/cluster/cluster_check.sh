@@ -10,7 +10,8 @@
 #      module through its CVARs and Open MPI through the interposition library;
 #   3. the debug lines name the algorithm and radix that ran;
 #   4. gencoll-loggp finds two levels (node and network) and measures the
-#      NIC's sharing (node_radix).
+#      NIC's sharing (node_radix);
+#   5. nic_share runs across hosts, no faster than the links allow.
 # Skipped (77) where namespaces cannot be made (not root, no CAP_SYS_ADMIN).
 set -u
 top=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -114,12 +115,26 @@ if [ -n "$prefix" ]; then
     levels=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(l["name"] for l in d["levels"]), d["contention"]["node_radix"])' "$tmp/profile.json")
     read -r -a f <<< "$levels"
     if [ "${#f[@]}" = 3 ] && [ "${f[2]}" -ge 1 ]; then
-      pass "gencoll-loggp across 2 hosts: levels ${f[0]} and ${f[1]}, node_radix ${f[2]}"
+      pass "gencoll-loggp across 2 hosts: levels ${f[0]} and ${f[1]}, node_radix ${f[2]}, rendezvous above $(grep -o '"rendezvous_above": [0-9]*' "$tmp/profile.json" | tail -n 1 | grep -o '[0-9]*$') B"
     else
       fail "gencoll-loggp across 2 hosts: expected two levels and a measured node_radix, got '$levels'"
     fi
   else
     fail "gencoll-loggp across 2 hosts"; tail -n 12 "$tmp/p.out" | sed 's/^/    | /'
+  fi
+fi
+
+# 5. nic_share pairs: an exchange between two hosts cannot beat the shaped
+# link (262144 B each way at 1 Gbit/s: 2.1 ms, less one 18 kB burst: 1.95 ms;
+# unshaped veths take about a tenth of that).
+if [ -n "$prefix" ]; then
+  read -r -a hydra1 <<< "$prefix/bin/mpiexec $(cluster mpiexec-args 1) -genv LD_LIBRARY_PATH $prefix/lib"
+  if timeout 120 "${hydra1[@]}" -n 2 "$b/benchmarks/nic_share.mpich" pairs 262144 3 1 > "$tmp/n.out" 2>&1 &&
+     us=$(awk '/^one pair alone:/ { print int($4) }' "$tmp/n.out") && [ -n "$us" ]; then
+    [ "$us" -ge 1800 ] && pass "nic_share pairs across 2 hosts: one exchange of 256 KiB each way in $us us (link: 2097 us)" ||
+      fail "nic_share pairs across 2 hosts: $us us, faster than the 1 Gbit/s link allows (not shaped?)"
+  else
+    fail "nic_share pairs did not run"; tail -n 8 "$tmp/n.out" | sed 's/^/    | /'
   fi
 fi
 
