@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "coll/algorithm_table.hpp"
 #include "selection/sweep.hpp"
 #include "selection/tune.hpp"
 
@@ -224,11 +225,10 @@ void Switch::apply(Collective c, const BenchConfig& cfg) {
     const auto& known = mpich_algorithms(c);
     auto it = std::find(known.begin(), known.end(), value);
     if (it != known.end()) return static_cast<int>(it - known.begin()) + 1;
-    // The module's values follow MPICH's own, in its algorithm order.
-    static const Algorithm module_order[] = {Algorithm::knomial, Algorithm::recursive_multiplying,
-                                             Algorithm::permuted_recursive_multiplying, Algorithm::kring};
+    // The module's values follow MPICH's own, in the order of their ABI numbers.
     int index = static_cast<int>(known.size()) + 1;
-    for (Algorithm a : module_order) {
+    for (int abi = 0; const AlgorithmInfo* i = info_for_abi(abi); ++abi) {
+      const Algorithm a = i->alg;
       if (!supports(c, a)) continue;
       if (value == to_string(a)) return index;
       ++index;

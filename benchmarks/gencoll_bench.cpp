@@ -24,6 +24,7 @@
 
 #include "bench_buffers.hpp"
 #include "bench_switch.hpp"
+#include "coll/algorithm_table.hpp"
 
 namespace gencoll::bench {
 namespace {
@@ -54,10 +55,7 @@ sweeping algorithms and radices in one run.
                     mpich:NAME        MPICH 4.0.2's algorithm NAME (its
                                       MPIR_CVAR_<COLL>_INTRA_ALGORITHM values)
                     ALG[:K]           gencoll's algorithm ALG with radix K:
-                                      knomial, recursive_multiplying,
-                                      permuted_recursive_multiplying, kring,
-                                      and the baselines binomial,
-                                      recursive_doubling, ring
+                                      @ALGORITHMS@
                     gencoll           every gencoll algorithm x the radix
                                       candidates gencoll-tune simulates
                     mpich             every MPICH algorithm
@@ -75,6 +73,14 @@ The latency column is the median over the timed iterations of the slowest
 rank's time (with --rounds, of the round with the lowest median); min and max
 (-f) are over the same per-iteration times.
 )";
+
+// The usage text with the algorithm table's names.
+std::string usage() {
+  std::string u = kUsage;
+  const std::string token = "@ALGORITHMS@";
+  u.replace(u.find(token), token.size(), algorithm_names(", ", 36, std::string(38, ' ')));
+  return u;
+}
 
 struct Options {
   std::vector<Collective> colls{Collective::allreduce};
@@ -338,7 +344,7 @@ int run(int argc, char** argv) {
   } catch (const UsageError& e) {
     if (rank == 0) {
       if (*e.what()) std::fprintf(stderr, "gencoll-bench: %s\n", e.what());
-      std::fputs(kUsage, *e.what() ? stderr : stdout);
+      std::fputs(usage().c_str(), *e.what() ? stderr : stdout);
     }
     return *e.what() ? 2 : 0;
   }

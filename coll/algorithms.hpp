@@ -91,8 +91,14 @@ bool requires_commutative(Collective c, Algorithm a);
 // one group / one round"), 2 for the fixed-radix baselines, p for ring.
 int effective_radix(Algorithm a, int p, int k);
 
-// Generates one rank's schedule. Throws std::invalid_argument naming the bad
-// parameter for k < 2, p < 1, rank or root out of range.
+// The parameters with k replaced by the radix the schedule really uses, so
+// that equal schedules have equal parameters (the schedule cache's key); a
+// k below 2 of a radix algorithm is left for generate() to refuse.
+CollParams canonical(CollParams prm);
+
+// Generates one rank's schedule (of canonical(params)). Throws
+// std::invalid_argument naming the bad parameter for k < 2, p < 1, rank or
+// root out of range.
 Schedule generate(const CollParams& params);
 
 }  // namespace gencoll

@@ -1,4 +1,5 @@
 // The per-family generators behind gencoll::generate(); one file per family.
+// They take checked, canonical parameters (canonical(): k is the radix used).
 #pragma once
 
 #include "algorithms.hpp"

@@ -132,14 +132,14 @@ std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& 
 
 Schedule bcast_knomial(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
-  const KnomialTree t{prm.p, effective_radix(prm.alg, prm.p, prm.k), prm.root};
+  const KnomialTree t{prm.p, prm.k, prm.root};
   if (prm.count > 0) emit_knomial_bcast(b, t, Range{Buf::recv, 0, prm.count}, {});
   return std::move(b).finish();
 }
 
 Schedule reduce_knomial(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
-  const int k = effective_radix(prm.alg, prm.p, prm.k);
+  const int k = prm.k;
   const Range out{Buf::recv, 0, prm.count};
   if (prm.commutative || prm.root == 0) {
     const KnomialTree t{prm.p, k, prm.root};
@@ -159,7 +159,7 @@ Schedule reduce_knomial(const CollParams& prm) {
 Schedule allgather_knomial(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
   const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
-  const KnomialTree t{prm.p, effective_radix(prm.alg, prm.p, prm.k), 0};
+  const KnomialTree t{prm.p, prm.k, 0};
   const Handle own = b.copy(Range{Buf::send, 0, prm.count}, l.block(prm.rank));
   emit_knomial_bcast_rest(b, t, l, emit_knomial_gather(b, t, l, own));
   return std::move(b).finish();
@@ -167,7 +167,7 @@ Schedule allgather_knomial(const CollParams& prm) {
 
 Schedule allreduce_knomial(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
-  const KnomialTree t{prm.p, effective_radix(prm.alg, prm.p, prm.k), 0};
+  const KnomialTree t{prm.p, prm.k, 0};
   const Range out{Buf::recv, 0, prm.count};
   Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds);
   std::vector<Handle> have;

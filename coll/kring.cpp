@@ -99,13 +99,13 @@ Schedule allgather_kring(const CollParams& prm) {
   const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
   std::vector<std::vector<Handle>> before(prm.p);
   before[prm.rank].push_back(b.copy(Range{Buf::send, 0, prm.count}, l.block(prm.rank)));
-  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before);
+  emit_kring_allgather(b, prm.k, l, before);
   return std::move(b).finish();
 }
 
 Schedule allreduce_kring(const CollParams& prm) {
   const int p = prm.p, r = prm.rank;
-  const int k = effective_radix(prm.alg, p, prm.k);
+  const int k = prm.k;
   const BlockLayout l = BlockLayout::split(p, prm.count);
 
   // The allgather's own steps, generated once to be replayed backwards.
@@ -148,7 +148,7 @@ Schedule bcast_scatter_kring(const CollParams& prm) {
   // Binomial scatter, as MPICH's scatter + ring allgather broadcast does.
   const std::vector<Handle> scattered = emit_knomial_scatter(b, KnomialTree{prm.p, 2, prm.root}, l);
   const std::vector<std::vector<Handle>> before(prm.p, scattered);
-  emit_kring_allgather(b, effective_radix(prm.alg, prm.p, prm.k), l, before);
+  emit_kring_allgather(b, prm.k, l, before);
   return std::move(b).finish();
 }
 

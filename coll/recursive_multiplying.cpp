@@ -139,14 +139,14 @@ void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayou
 
 Schedule allgather_recursive_multiplying(const CollParams& prm, bool permuted) {
   ScheduleBuilder b(prm.rank, prm.p);
-  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
+  const FoldLayout f = fold_for_radix(prm.p, prm.k);
   emit_rm_allgather(b, f, BlockLayout::uniform(prm.p, prm.count), Range{Buf::send, 0, prm.count}, {}, permuted);
   return std::move(b).finish();
 }
 
 Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
   ScheduleBuilder b(prm.rank, prm.p);
-  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
+  const FoldLayout f = fold_for_radix(prm.p, prm.k);
   const int r = prm.rank;
   const std::uint64_t n = prm.count;
   const Range in{Buf::send, 0, n}, out{Buf::recv, 0, n};
@@ -251,7 +251,7 @@ Schedule bcast_scatter_recursive_multiplying(const CollParams& prm) {
   // Binomial scatter, as MPICH's scatter + recursive doubling broadcast does;
   // the radix shapes the allgather, which carries most of the rounds.
   const std::vector<Handle> scattered = emit_knomial_scatter(b, KnomialTree{prm.p, 2, prm.root}, l);
-  const FoldLayout f = fold_for_radix(prm.p, effective_radix(prm.alg, prm.p, prm.k));
+  const FoldLayout f = fold_for_radix(prm.p, prm.k);
   emit_rm_allgather(b, f, l, l.block(prm.rank), scattered, false);
   return std::move(b).finish();
 }

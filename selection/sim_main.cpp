@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "bound.hpp"
+#include "coll/algorithm_table.hpp"
 #include "goal_export.hpp"
 #include "machine.hpp"
 #include "simulator.hpp"
@@ -36,10 +37,9 @@ Machine
 
 Collective
   -c, --collective C    allgather | allreduce | bcast | reduce (default allreduce)
-  -a, --algorithm A     knomial | recursive_multiplying | permuted_recursive_multiplying |
-                        kring | ring | recursive_doubling | binomial
+  -a, --algorithm A     @ALGORITHMS@
                         (default recursive_multiplying)
-  -k, --radix K         radix (default 2; ignored by ring, recursive_doubling, binomial)
+  -k, --radix K         radix (default 2; ignored by @FIXED@)
   -m, --size BYTES      bytes per rank block (allgather, as MPI's count) or of the
                         vector (others); suffixes K, M, G (powers of 1024). Default 1M
   --total BYTES         allgather: total gathered bytes (block = total / ranks)
@@ -67,6 +67,15 @@ Output
 Exit status: 0 on success, 1 on a bad option or profile (the message names it),
 2 when the simulation fails.
 )";
+
+// The help text with the algorithm table's names.
+std::string help() {
+  std::string h = kHelp;
+  const auto put = [&h](const std::string& token, const std::string& text) { h.replace(h.find(token), token.size(), text); };
+  put("@ALGORITHMS@", algorithm_names(" | ", 56, std::string(24, ' ')));
+  put("@FIXED@", fixed_radix_names(", "));
+  return h;
+}
 
 struct Args {
   std::string profile, flat, goal, out;
@@ -128,7 +137,7 @@ Args parse_args(int argc, char** argv) {
       return argv[++i];
     };
     if (o == "-h" || o == "--help") {
-      std::cout << kHelp;
+      std::cout << help();
       std::exit(0);
     } else if (o == "--profile") a.profile = value();
     else if (o == "--flat") a.flat = value();

@@ -6,6 +6,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "../coll/algorithm_table.hpp"
+
 extern char** environ;
 
 namespace gencoll {
@@ -184,8 +186,11 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       continue;
     }
     if (fixed_radix) {
+      std::string radix_algs;
+      for (const AlgorithmInfo& i : algorithm_infos())
+        if (i.radix == RadixRule::clamped) radix_algs += (radix_algs.empty() ? "" : ", ") + std::string(i.name);
       cfg.errors.push_back(n + " is set, but that algorithm has a fixed radix; unset it (radix variables exist for " +
-                           "knomial, recursive_multiplying, permuted_recursive_multiplying and kring)");
+                           radix_algs + ")");
       continue;
     }
     if (std::find(known.begin(), known.end(), n) == known.end())

@@ -28,7 +28,9 @@ class ScheduleCache {
   explicit ScheduleCache(std::size_t capacity, Sharing sharing = Sharing::threads)
       : capacity_(capacity), locked_(sharing == Sharing::threads) {}
 
-  std::shared_ptr<const CachedSchedule> get(const CollParams& prm) {
+  // Keyed by canonical(prm): radices that clamp to one give one entry.
+  std::shared_ptr<const CachedSchedule> get(const CollParams& params) {
+    const CollParams prm = canonical(params);
     {
       const std::unique_lock<std::mutex> lock = guard();
       for (const auto& [key, sched] : recent_)

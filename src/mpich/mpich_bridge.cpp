@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "../../coll/algorithm_table.hpp"
 #include "../../coll/algorithms.hpp"
 #include "../permute_cycles.hpp"
 #include "../schedule_cache.hpp"
@@ -107,11 +108,11 @@ ScheduleCache& cache() {
 
 constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
                                        Collective::reduce};
-constexpr Algorithm kAlgorithms[] = {Algorithm::knomial, Algorithm::recursive_multiplying,
-                                     Algorithm::permuted_recursive_multiplying, Algorithm::kring};
 
 bool valid_coll(int c) { return c >= 0 && c < 4; }
-bool valid_alg(int a) { return a >= 0 && a < 4; }
+// The module's algorithm numbers are the table's ABI numbers.
+bool valid_alg(int a) { return info_for_abi(a) != nullptr; }
+Algorithm abi_algorithm(int a) { return info_for_abi(a)->alg; }
 
 void message(char* err, std::size_t len, const char* text) {
   if (err != nullptr && len > 0) std::snprintf(err, len, "%s", text);
@@ -130,7 +131,7 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
       throw std::invalid_argument("unknown collective or algorithm number");
     CollParams prm;
     prm.coll = kCollectives[call->coll];
-    prm.alg = kAlgorithms[call->alg];
+    prm.alg = abi_algorithm(call->alg);
     if (!supports(prm.coll, prm.alg))
       throw std::invalid_argument(std::string(to_string(prm.alg)) + " has no " + to_string(prm.coll));
     prm.k = call->k;
@@ -157,15 +158,15 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
 
 int gencoll_mpich_requires_commutative(int coll, int alg) {
   if (!valid_coll(coll) || !valid_alg(alg)) return 0;
-  return requires_commutative(kCollectives[coll], kAlgorithms[alg]) ? 1 : 0;
+  return requires_commutative(kCollectives[coll], abi_algorithm(alg)) ? 1 : 0;
 }
 
 int gencoll_mpich_effective_radix(int alg, int p, int k) {
   if (!valid_alg(alg)) return k;
-  return effective_radix(kAlgorithms[alg], p, k);
+  return effective_radix(abi_algorithm(alg), p, k);
 }
 
-const char* gencoll_mpich_algorithm_name(int alg) { return valid_alg(alg) ? to_string(kAlgorithms[alg]) : "?"; }
+const char* gencoll_mpich_algorithm_name(int alg) { return valid_alg(alg) ? to_string(abi_algorithm(alg)) : "?"; }
 
 const char* gencoll_mpich_collective_name(int coll) { return valid_coll(coll) ? to_string(kCollectives[coll]) : "?"; }
 

@@ -1,0 +1,101 @@
+#include "algorithm_table.hpp"
+
+#include "generators.hpp"
+
+namespace gencoll {
+
+namespace {
+
+Schedule ag_rm(const CollParams& p) { return allgather_recursive_multiplying(p, false); }
+Schedule ag_prm(const CollParams& p) { return allgather_recursive_multiplying(p, true); }
+Schedule ar_rm(const CollParams& p) { return allreduce_recursive_multiplying(p, false); }
+Schedule ar_prm(const CollParams& p) { return allreduce_recursive_multiplying(p, true); }
+
+using A = Algorithm;
+using C = Collective;
+
+// ABI numbers are fixed by src/mpich/gencoll_mpich.h (GENCOLL_KNOMIAL = 0, ...).
+const std::vector<AlgorithmInfo> kInfos = {
+    {A::knomial, "knomial", RadixRule::clamped, 0, "k-nomial tree (gather or reduce, then broadcast)"},
+    {A::recursive_multiplying, "recursive_multiplying", RadixRule::clamped, 1,
+     "k-1 partners per round, nearest first"},
+    {A::permuted_recursive_multiplying, "permuted_recursive_multiplying", RadixRule::clamped, 2,
+     "farthest partners first, contiguous receives, one final permutation"},
+    {A::kring, "kring", RadixRule::clamped, 3, "groups of k ranks: a ring between groups, then rings within"},
+    {A::ring, "ring", RadixRule::ranks, -1, "baseline: k-ring with one group of p"},
+    {A::recursive_doubling, "recursive_doubling", RadixRule::two, -1, "baseline: recursive multiplying with k = 2"},
+    {A::binomial, "binomial", RadixRule::two, -1, "baseline: k-nomial with k = 2"},
+};
+
+// Seed 001 table I. Allreduce algorithms that reduce out of rank order need
+// a commutative op; k-nomial and recursive multiplying fold in rank order.
+const std::vector<Implementation> kImplementations = {
+    {C::allgather, A::knomial, false, allgather_knomial},
+    {C::allgather, A::recursive_multiplying, false, ag_rm},
+    {C::allgather, A::permuted_recursive_multiplying, false, ag_prm},
+    {C::allgather, A::kring, false, allgather_kring},
+    {C::allgather, A::ring, false, allgather_kring},
+    {C::allgather, A::recursive_doubling, false, ag_rm},
+    {C::allgather, A::binomial, false, allgather_knomial},
+    {C::allreduce, A::knomial, false, allreduce_knomial},
+    {C::allreduce, A::recursive_multiplying, false, ar_rm},
+    {C::allreduce, A::permuted_recursive_multiplying, true, ar_prm},
+    {C::allreduce, A::kring, true, allreduce_kring},
+    {C::allreduce, A::ring, true, allreduce_kring},
+    {C::allreduce, A::recursive_doubling, false, ar_rm},
+    {C::allreduce, A::binomial, false, allreduce_knomial},
+    {C::bcast, A::knomial, false, bcast_knomial},
+    {C::bcast, A::recursive_multiplying, false, bcast_scatter_recursive_multiplying},
+    {C::bcast, A::kring, false, bcast_scatter_kring},
+    {C::bcast, A::ring, false, bcast_scatter_kring},
+    {C::bcast, A::recursive_doubling, false, bcast_scatter_recursive_multiplying},
+    {C::bcast, A::binomial, false, bcast_knomial},
+    {C::reduce, A::knomial, false, reduce_knomial},
+    {C::reduce, A::binomial, false, reduce_knomial},
+};
+
+}  // namespace
+
+const std::vector<AlgorithmInfo>& algorithm_infos() { return kInfos; }
+
+const AlgorithmInfo& info(Algorithm a) {
+  for (const AlgorithmInfo& i : kInfos)
+    if (i.alg == a) return i;
+  return kInfos.front();  // unreachable: every enumerator has a row (tests/unit/test_schedules.cpp)
+}
+
+const AlgorithmInfo* info_for_abi(int abi) {
+  if (abi < 0) return nullptr;
+  for (const AlgorithmInfo& i : kInfos)
+    if (i.abi == abi) return &i;
+  return nullptr;
+}
+
+std::string algorithm_names(const std::string& sep, std::size_t width, const std::string& indent) {
+  std::string out, line;
+  for (std::size_t n = 0; n < kInfos.size(); ++n) {
+    const std::string word = kInfos[n].name + std::string(n + 1 < kInfos.size() ? sep : "");
+    if (!line.empty() && line.size() + word.size() > width) {
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n" + indent;
+      line.clear();
+    }
+    line += word;
+  }
+  return out + line;
+}
+
+std::string fixed_radix_names(const std::string& sep) {
+  std::string out;
+  for (const AlgorithmInfo& i : kInfos)
+    if (i.radix != RadixRule::clamped) out += (out.empty() ? "" : sep) + std::string(i.name);
+  return out;
+}
+
+const Implementation* implementation(Collective c, Algorithm a) {
+  for (const Implementation& i : kImplementations)
+    if (i.coll == c && i.alg == a) return &i;
+  return nullptr;
+}
+
+}  // namespace gencoll

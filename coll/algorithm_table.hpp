@@ -1,0 +1,55 @@
+// The one table of gencoll's algorithms. Per algorithm: its name (the word in
+// CVARs, environment variables, selection files and tool options), what its
+// radix means and how it is clamped, and its number in the MPICH module's C
+// ABI. Per (collective, algorithm) it implements: whether it needs a
+// commutative op, and its generator. Everything that lists, validates,
+// clamps or dispatches algorithms reads it (algorithms.cpp and its callers),
+// so a new algorithm is one row here plus its generator.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "algorithms.hpp"
+
+namespace gencoll {
+
+// What k becomes for p ranks, applied once before a schedule is generated or
+// looked up (k = 5 and k = 9 at p = 4 are one schedule).
+enum class RadixRule {
+  clamped,  // k in [2, p]: k > p means all ranks in one group or round
+  two,      // fixed radix 2 (the binomial and recursive doubling baselines)
+  ranks,    // fixed radix p (the ring baseline: k-ring with one group)
+};
+
+struct AlgorithmInfo {
+  Algorithm alg;
+  const char* name;
+  RadixRule radix;
+  int abi;              // enum gencoll_alg of src/mpich/gencoll_mpich.h; -1: not in the MPICH module
+  const char* summary;  // one line, for help texts
+};
+
+struct Implementation {
+  Collective coll;
+  Algorithm alg;
+  bool needs_commutative;  // combines contributions out of rank order
+  Schedule (*generate)(const CollParams&);  // params already checked and canonical
+};
+
+// In the order tools list them: the generalized families, then the baselines.
+const std::vector<AlgorithmInfo>& algorithm_infos();
+const AlgorithmInfo& info(Algorithm a);
+// The algorithm with this MPICH ABI number, or nullptr.
+const AlgorithmInfo* info_for_abi(int abi);
+// nullptr where gencoll has no such schedule.
+const Implementation* implementation(Collective c, Algorithm a);
+
+// The names in table order, joined by `sep`, broken into lines of at most
+// `width` characters, each after the first starting with `indent` (help texts);
+// `fixed` selects the algorithms with a radix (false) or a fixed one (true).
+std::string algorithm_names(const std::string& sep, std::size_t width, const std::string& indent);
+std::string fixed_radix_names(const std::string& sep);
+
+}  // namespace gencoll
