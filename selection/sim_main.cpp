@@ -48,6 +48,10 @@ Collective
 
 Output
   (default)             time, bound, bound/time and counts, one "key: value" per line
+  --list-algorithms [module]
+                        print gencoll's algorithm names, one per line (module: those
+                        the MPICH module registers), from the algorithm table, and
+                        exit; test scripts take their lists from it
   --per-rank            also each rank's completion time
   --goal FILE           write the configuration's schedules as LogGOPSim GOAL text
                         ("-" for standard output) and exit
@@ -138,6 +142,12 @@ Args parse_args(int argc, char** argv) {
     };
     if (o == "-h" || o == "--help") {
       std::cout << help();
+      std::exit(0);
+    } else if (o == "--list-algorithms") {
+      const bool module = i + 1 < argc && std::string(argv[i + 1]) == "module";
+      if (i + 1 < argc && !module) usage_error("--list-algorithms: expected nothing or \"module\", got \"" + std::string(argv[i + 1]) + "\"");
+      for (const AlgorithmInfo& info : algorithm_infos())
+        if (!module || info.abi >= 0) std::cout << info.name << "\n";
       std::exit(0);
     } else if (o == "--profile") a.profile = value();
     else if (o == "--flat") a.flat = value();

@@ -37,9 +37,9 @@
 #   --logdir DIR    keep every run's output in DIR (default: a temp dir that is
 #                   removed at the end; failing runs' output tails are printed)
 #
-# For each algorithm in knomial recursive_multiplying
-# permuted_recursive_multiplying kring (each with k in {2, 3, p, p+1}, deduped,
-# k >= 2), ring and recursive_doubling (fixed radix: once per p, no KVAL
+# For each algorithm of coll/algorithm_table.cpp (default: all, as
+# gencoll-sim --list-algorithms prints them) with a radix (each with k in
+# {2, 3, p, p+1}, deduped, k >= 2), with a fixed radix (once per p, no KVAL
 # variables) and native (once per p), the ranks get
 #   GENCOLL_ALLGATHER_INTRA_ALGORITHM=<alg>  GENCOLL_ALLREDUCE_INTRA_ALGORITHM=<alg>
 #   GENCOLL_ALLGATHER_<ALG>_KVAL=<k>         GENCOLL_ALLREDUCE_<ALG>_KVAL=<k>
@@ -60,7 +60,7 @@ BIN=""
 BINS=()
 QUICK=0
 PROCS=""
-ALGS="knomial recursive_multiplying permuted_recursive_multiplying kring ring recursive_doubling binomial native"
+ALGS=""
 JOBS=1
 TIMEOUT=120
 BIN_ARGS=""
@@ -93,6 +93,12 @@ while [ $# -gt 0 ]; do
     esac
 done
 
+# Default: every algorithm of the table (coll/algorithm_table.cpp), as gencoll-sim lists it.
+if [ -z "$ALGS" ]; then
+    SIM="${builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/selection/gencoll-sim"
+    ALGS="$("$SIM" --list-algorithms 2>/dev/null | tr '\n' ' ')native"
+    [ "$ALGS" != native ] || { echo "run_matrix: cannot list the algorithms with $SIM (build first, or give --algs)" >&2; exit 2; }
+fi
 if [ -z "$MPI" ] || [ -z "$LIB" ] || [ -z "$BIN" ]; then usage; fi
 
 case "$MPI" in
