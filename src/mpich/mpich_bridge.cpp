@@ -139,6 +139,9 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
     prm.rank = call->rank;
     prm.root = call->root;
     prm.commutative = call->commutative != 0;
+    if (!prm.commutative && requires_commutative(prm.coll, prm.alg))
+      throw std::invalid_argument(std::string(to_string(prm.coll)) + " " + to_string(prm.alg) +
+                                  " needs a commutative op (the module's entry points hand such calls to MPICH)");
     prm.count = call->count;
     const std::shared_ptr<const CachedSchedule> sched = cache().get(prm);
     CallbackTransport tr(*t);

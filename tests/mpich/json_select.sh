@@ -19,3 +19,19 @@ echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
 
 check_handwritten "$out"
 echo "PASS: the selection file chose the algorithm and k of every call (25 calls)"
+
+# A file that picks k-ring (it needs a commutative op) for every allreduce:
+# calls with a commutative op run k-ring; calls with coll_check's
+# non-commutative user op go to MPICH's own choice (recursive doubling), as
+# under the interposition library, and say so; every result is right.
+kfile=$(mktemp)
+trap 'rm -f "$kfile"' EXIT
+echo '{"collective=allreduce": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=2": {}}}}}}' > "$kfile"
+out=$(run_module 4 -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$kfile" -genv MPIR_CVAR_GENCOLL_DEBUG 1 \
+  -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 "$builddir/tests/mpi/coll_check.mpich" -q 2>&1) ||
+  fail "coll_check under a k-ring allreduce file: $(echo "$out" | grep -v '^gencoll:' | tail -n 5)"
+echo "$out" | grep -q "coll_check: p=4 [0-9]* cases, 0 failures" || fail "no clean summary: $(echo "$out" | grep -v '^gencoll:' | tail -n 5)"
+echo "$out" | grep -q "^gencoll: allreduce kring needs a commutative op; using MPICH's recursive_doubling$" ||
+  fail "no hand-over line for the non-commutative op"
+echo "$out" | grep -q "^gencoll: allreduce .* algorithm=kring k=2$" || fail "commutative allreduces did not run k-ring"
+echo "PASS: k-ring allreduce hands non-commutative ops to MPICH ($(echo "$out" | grep -c "needs a commutative op") calls)"

@@ -139,11 +139,26 @@ struct Msg {
   int from, to;
   std::uint64_t bytes;
 };
-SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& msgs) {
+// Nodes of `per_node` ranks (level "node") with a node radix, kP everywhere.
+Machine nic_machine(int per_node, int radix) {
   Machine m = flat_machine(kP);
   m.levels.insert(m.levels.begin(), Level{"node", per_node, LoggpCurve(kP), "test"});
   m.node_level = 0;
   m.contention.node_radix = radix;
+  return m;
+}
+
+// One rank per node, NICs of radix 1, rendezvous above 500 bytes between
+// nodes, and a copy cost that makes a 1000-element copy take 10 us.
+Machine rendezvous_machine() {
+  Machine m = nic_machine(1, 1);
+  m.levels[1].rendezvous_above = 500;
+  m.local.copy_host = 10 * ns;
+  return m;
+}
+
+SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& msgs) {
+  const Machine m = nic_machine(per_node, radix);
   const int p = nodes * per_node;
   std::vector<ScheduleBuilder> b;
   for (int r = 0; r < p; ++r) b.emplace_back(r, p);
@@ -210,12 +225,7 @@ TEST_CASE("a message crossing two shared NICs moves at the smaller share", "[sim
 // answers once it is there and the receive is posted, and the bytes leave one
 // handshake after that.
 TEST_CASE("rendezvous: through the NICs a long message's bytes wait for the receive", "[sim][tiny][nic]") {
-  Machine m = flat_machine(kP);
-  m.levels.insert(m.levels.begin(), Level{"node", 1, LoggpCurve(kP), "test"});
-  m.node_level = 0;
-  m.contention.node_radix = 1;
-  m.levels[1].rendezvous_above = 500;
-  m.local.copy_host = 10 * ns;  // rank 1 posts its receive after a 10 us copy
+  const Machine m = rendezvous_machine();  // rank 1 posts its receive after a 10 us copy
   const double h = kP.o_s + kP.L + kP.o_r;
   const auto run = [&](std::uint64_t bytes, bool late) {
     ScheduleBuilder a(0, 2), b(1, 2);
@@ -244,12 +254,7 @@ TEST_CASE("rendezvous: through the NICs a long message's bytes wait for the rece
 TEST_CASE("a rendezvous message waiting for its receive takes no share of the NIC", "[sim][tiny][nic]") {
   // Rank 0 (node 0) sends 1000 bytes to rank 1 (node 1, receive posted after
   // 10 us) and to rank 2 (node 2, posted at once): the second has the NIC alone.
-  Machine m = flat_machine(kP);
-  m.levels.insert(m.levels.begin(), Level{"node", 1, LoggpCurve(kP), "test"});
-  m.node_level = 0;
-  m.contention.node_radix = 1;
-  m.levels[1].rendezvous_above = 500;
-  m.local.copy_host = 10 * ns;
+  const Machine m = rendezvous_machine();
   ScheduleBuilder a(0, 3), b(1, 3), c(2, 3);
   a.send(1, Range{Buf::send, 0, 1000});
   a.send(2, Range{Buf::send, 0, 1000});

@@ -228,12 +228,9 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
     };
     if (coll == GENCOLL_ALLREDUCE || coll == GENCOLL_REDUCE)
         call.commutative = MPIR_Op_is_commutative(op);
-    if (!call.commutative && gencoll_mpich_requires_commutative(coll, alg)) {
-        /* Only reached through a selection file (the CVAR path falls back per
-         * MPIR_CVAR_COLLECTIVE_FALLBACK): recursive multiplying with the same
-         * radix keeps rank order for any op. */
-        call.alg = GENCOLL_RECURSIVE_MULTIPLYING;
-    }
+    /* The collectives' entry points hand a call an algorithm cannot serve to
+     * MPICH's own algorithm (allreduce_intra_gencoll.c); gencoll_mpich_run
+     * refuses what still gets here rather than compute a wrong result. */
 
     if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0) {
         MPI_Aint type_size;
