@@ -75,7 +75,7 @@ struct LocalCosts {
 // Seed 000 §IV-D. 0 means unlimited (no contention of that kind).
 struct Contention {
   int device_radix = 0;  // sends (and receives) one rank keeps in flight at once
-  int node_radix = 0;    // NIC ports per node shared by the node's inter-node traffic
+  int node_radix = 0;    // messages a node's NIC carries at full speed each way; more share it equally
   std::string source;
 };
 
