@@ -87,6 +87,11 @@ inline CollParams make_params(Collective c, Algorithm a, int p, int k, std::uint
 // not pick it for a non-commutative op.
 bool requires_commutative(Collective c, Algorithm a);
 
+// The largest radix any binding or file accepts (2^30: far beyond any
+// communicator, and k^2 still fits 64 bits); src/mpich/gencoll_mpich.h's
+// GENCOLL_MAX_RADIX is the same number.
+constexpr int kMaxRadix = 1 << 30;
+
 // The radix the generator really uses: k clamped to p (k > p means "all ranks in
 // one group / one round"), 2 for the fixed-radix baselines, p for ring.
 int effective_radix(Algorithm a, int p, int k);

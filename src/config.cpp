@@ -33,27 +33,35 @@ std::optional<int> parse_radix(const char* v) {
   for (const char* c = v; *c; ++c) {
     if (!std::isdigit(static_cast<unsigned char>(*c))) return std::nullopt;
     x = x * 10 + (*c - '0');
-    if (x > 1 << 30) return std::nullopt;
+    if (x > kMaxRadix) return std::nullopt;
   }
   return static_cast<int>(x);
 }
 
-// A byte count: decimal digits, then optionally K, M or G (binary multiples).
+// A byte count of at most kMaxBytes: decimal digits, then optionally K, M or
+// G (binary multiples). The limit applies after the multiple, so no suffix
+// can wrap the count around.
+constexpr std::size_t kMaxBytes = std::size_t{1} << 50;
 std::optional<std::size_t> parse_bytes(const std::string& v) {
   std::size_t i = 0, x = 0;
   for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])); ++i) {
     x = x * 10 + static_cast<std::size_t>(v[i] - '0');
-    if (x > (std::size_t{1} << 50)) return std::nullopt;
+    if (x > kMaxBytes) return std::nullopt;
   }
   if (i == 0) return std::nullopt;
-  if (i == v.size()) return x;
-  if (i + 1 != v.size()) return std::nullopt;
-  switch (v[i]) {
-    case 'K': case 'k': return x << 10;
-    case 'M': case 'm': return x << 20;
-    case 'G': case 'g': return x << 30;
+  int shift = 0;
+  if (i + 1 == v.size()) {
+    switch (v[i]) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      default: return std::nullopt;
+    }
+  } else if (i != v.size()) {
+    return std::nullopt;
   }
-  return std::nullopt;
+  if (x > kMaxBytes >> shift) return std::nullopt;
+  return x << shift;
 }
 
 }  // namespace
@@ -125,8 +133,8 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       if (!v) continue;
       const std::optional<int> k = parse_radix(v);
       if (!k || *k < 2) {
-        cfg.errors.push_back(kvar + "=" + v + " is not a valid radix; expected an integer k >= 2 (k above the " +
-                             "number of ranks means all ranks)");
+        cfg.errors.push_back(kvar + "=" + v + " is not a valid radix; expected an integer k >= 2 and <= " +
+                             std::to_string(kMaxRadix) + " (k above the number of ranks means all ranks)");
       } else {
         cfg.kvals[{c, a}] = *k;
         if (sel.alg == a) sel.k = *k;
@@ -151,7 +159,8 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       cfg.gpu_scratch_keep = *bytes;
     else
       cfg.errors.push_back(std::string("GENCOLL_GPU_SCRATCH_KEEP=") + v +
-                           " is not valid; valid values: a byte count, optionally with K, M or G (e.g. 256M)");
+                           " is not valid; valid values: a byte count up to 1048576G, optionally with K, M or G "
+                           "(e.g. 256M)");
   }
   if (const char* v = lookup("GENCOLL_DEBUG")) {
     const std::string val = v;

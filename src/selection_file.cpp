@@ -278,8 +278,9 @@ class Parser {
       const std::string p = no_spaces(it.key());
       if (!starts_with(p, "k=")) continue;
       const std::optional<int> k = parse_int(p.substr(2));
-      if (!k || *k < 2) {
-        report("key \"" + it.key() + "\" of \"" + key + "\"", "the radix k must be an integer >= 2");
+      if (!k || *k < 2 || *k > kMaxRadix) {
+        report("key \"" + it.key() + "\" of \"" + key + "\"",
+               "the radix k must be an integer >= 2 and <= " + std::to_string(kMaxRadix));
         return std::nullopt;
       }
       l.k = *k;  // the last k= counts, as in MPICH

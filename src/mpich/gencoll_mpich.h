@@ -33,6 +33,9 @@ enum gencoll_alg {
     GENCOLL_KRING = 3
 };
 
+/* The largest radix a CVAR or selection file may give (gencoll::kMaxRadix). */
+#define GENCOLL_MAX_RADIX (1 << 30)
+
 enum gencoll_buf { GENCOLL_BUF_SEND = 0, GENCOLL_BUF_RECV = 1, GENCOLL_BUF_TMP = 2 };
 
 /* The id isend/irecv hand back for an operation that already finished while

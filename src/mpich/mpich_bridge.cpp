@@ -109,6 +109,8 @@ ScheduleCache& cache() {
 constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
                                        Collective::reduce};
 
+static_assert(GENCOLL_MAX_RADIX == kMaxRadix, "one radix limit for the module and the library");
+
 bool valid_coll(int c) { return c >= 0 && c < 4; }
 // The module's algorithm numbers are the table's ABI numbers.
 bool valid_alg(int a) { return info_for_abi(a) != nullptr; }

@@ -29,8 +29,10 @@ expect_failure() {
 
 expect_failure "unknown algorithm value" "Invalid MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM value \(knomail\)" \
   MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=knomail
-expect_failure "radix below 2" "Invalid MPIR_CVAR_BCAST_KRING_KVAL value \(1: the radix k must be an integer >= 2\)" \
+expect_failure "radix below 2" "Invalid MPIR_CVAR_BCAST_KRING_KVAL value \(1: the radix k must be an integer >= 2 and <= 1073741824\)" \
   MPIR_CVAR_BCAST_KRING_KVAL=1
+expect_failure "radix above 2^30" "Invalid MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL value \(1073741825: the radix k must be an integer >= 2 and <= 1073741824\)" \
+  MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL=1073741825
 expect_failure "negative radix" "Invalid MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL value \(-3: " \
   MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL=-3
 expect_failure "non-numeric radix" "Unable to parse environment variable \(MPIR_CVAR_REDUCE_KNOMIAL_KVAL\)" \
@@ -43,10 +45,13 @@ expect_failure "selection file: unknown algorithm" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
 f=$(json badk '{"collective=allreduce": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=two": {}}}}}}')
 expect_failure "selection file: malformed k" \
-  "collective selection file $f value \(key \"k=two\": the radix k must be an integer >= 2\)" \
+  "collective selection file $f value \(key \"k=two\": the radix k must be an integer >= 2 and <= 1073741824\)" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
 f=$(json smallk '{"collective=bcast": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=1": {}}}}}}')
 expect_failure "selection file: k below 2" "key \"k=1\": the radix k must be an integer >= 2" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+f=$(json bigk '{"collective=bcast": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=1073741825": {}}}}}}')
+expect_failure "selection file: k above 2^30" "key \"k=1073741825\": the radix k must be an integer >= 2 and <= 1073741824" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
 f=$(json badkey '{"collective=allreduce": {"comm_type=intra": {"avg_msg_sise<=8": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}}')
 expect_failure "selection file: unknown condition key" "unknown key \"avg_msg_sise<=8\"" \

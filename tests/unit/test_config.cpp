@@ -45,6 +45,10 @@ TEST_CASE("bad settings name the variable and the valid values", "[config]") {
   CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "1"}})),
              Catch::Contains("GENCOLL_ALLGATHER_KNOMIAL_KVAL=1") && Catch::Contains("k >= 2"));
   CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "three"}})), Catch::Contains("=three"));
+  // One limit for every binding and file: 2^30.
+  CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "1073741825"}})),
+             Catch::Contains("=1073741825") && Catch::Contains("<= 1073741824"));
+  CHECK(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "1073741824"}}).errors.empty());
   CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "4x"}})), Catch::Contains("=4x"));
   CHECK_THAT(one_error(parse({{"GENCOLL_ALLGATHER_KNOMIAL_KVAL", "-3"}})), Catch::Contains("=-3"));
   CHECK_THAT(one_error(parse({{"GENCOLL_ALLREDUCE_ALGORITHM", "ring"}})),
@@ -89,7 +93,9 @@ TEST_CASE("GENCOLL_GPU_SCRATCH_KEEP takes a byte count with an optional binary s
   CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "3K"}}).gpu_scratch_keep == 3072);
   CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "256M"}}).gpu_scratch_keep == std::size_t{256} << 20);
   CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "2g"}}).gpu_scratch_keep == std::size_t{2} << 30);
-  for (const char* bad : {"-1", "64MB", "M", "1.5G", " 64"}) {
+  CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "1048576G"}}).gpu_scratch_keep == std::size_t{1} << 50);
+  // Above 2^50 bytes, however written; 2^34 G would wrap to 0 in 64 bits.
+  for (const char* bad : {"-1", "64MB", "M", "1.5G", " 64", "1048577G", "17179869184G", "1125899906842625"}) {
     const Config c = parse({{"GENCOLL_GPU_SCRATCH_KEEP", bad}});
     INFO(bad);
     REQUIRE(c.errors.size() == 1);

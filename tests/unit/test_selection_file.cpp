@@ -337,15 +337,17 @@ TEST_CASE("bad selection files are reported with the file and the key", "[select
     CHECK(any_contains(errors, "key \"algorithm=MPIR_Allreduce_intra_kring\"", "must be a JSON object", "number"));
   }
   SECTION("bad k") {
-    for (const char* k : {"k=1", "k=0", "k=x", "k=", "k=-3", "k=4.5", "k=99999999999"}) {
+    for (const char* k : {"k=1", "k=0", "k=x", "k=", "k=-3", "k=4.5", "k=99999999999", "k=1073741825"}) {
       INFO(k);
       const auto errors = parse_errors(std::string(R"({"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {")") +
                                        k + R"(": {}}}})");
       REQUIRE(errors.size() == 1);
       CHECK_THAT(errors[0], Catch::Contains("test file") &&
                                 Catch::Contains(std::string("key \"") + k + "\" of \"algorithm=MPIR_Bcast_intra_knomial\"") &&
-                                Catch::Contains("integer >= 2"));
+                                Catch::Contains("integer >= 2 and <= 1073741824"));
     }
+    // The largest radix the MPICH module's CVARs and files take is accepted.
+    parse_ok(R"({"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {"k=1073741824": {}}}})");
   }
   SECTION("gencoll algorithms a collective does not have, and names that are no algorithm") {
     const auto errors = parse_errors(R"({

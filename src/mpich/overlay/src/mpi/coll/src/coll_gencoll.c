@@ -299,8 +299,9 @@ int MPII_Gencoll_parse_k(const char *key, const char *value, int *k)
     char *end = NULL;
     errno = 0;
     long v = strtol(value, &end, 10);
-    if (errno || end == value || *end != '\0' || v < 2 || v > INT_MAX) {
-        MPIR_Csel_record_error("key \"%s\": the radix k must be an integer >= 2", key);
+    if (errno || end == value || *end != '\0' || v < 2 || v > GENCOLL_MAX_RADIX) {
+        MPIR_Csel_record_error("key \"%s\": the radix k must be an integer >= 2 and <= %d", key,
+                               GENCOLL_MAX_RADIX);
         return 1;
     }
     *k = (int) v;
@@ -332,10 +333,10 @@ int MPII_Gencoll_init(void)
         {"MPIR_CVAR_REDUCE_KNOMIAL_KVAL", MPIR_CVAR_REDUCE_KNOMIAL_KVAL},
     };
     for (size_t i = 0; i < sizeof(radix) / sizeof(radix[0]); i++) {
-        if (radix[i].value < 2) {
-            char value[64];
-            snprintf(value, sizeof(value), "%d: the radix k must be an integer >= 2",
-                     radix[i].value);
+        if (radix[i].value < 2 || radix[i].value > GENCOLL_MAX_RADIX) {
+            char value[96];
+            snprintf(value, sizeof(value), "%d: the radix k must be an integer >= 2 and <= %d",
+                     radix[i].value, GENCOLL_MAX_RADIX);
             MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                                  radix[i].name, value);
         }
