@@ -15,16 +15,15 @@ using A = Algorithm;
 using C = Collective;
 
 // ABI numbers are fixed by src/mpich/gencoll_mpich.h (GENCOLL_KNOMIAL = 0, ...).
+// What each algorithm is: enum Algorithm in algorithms.hpp.
 const std::vector<AlgorithmInfo> kInfos = {
-    {A::knomial, "knomial", RadixRule::clamped, 0, "k-nomial tree (gather or reduce, then broadcast)"},
-    {A::recursive_multiplying, "recursive_multiplying", RadixRule::clamped, 1,
-     "k-1 partners per round, nearest first"},
-    {A::permuted_recursive_multiplying, "permuted_recursive_multiplying", RadixRule::clamped, 2,
-     "farthest partners first, contiguous receives, one final permutation"},
-    {A::kring, "kring", RadixRule::clamped, 3, "groups of k ranks: a ring between groups, then rings within"},
-    {A::ring, "ring", RadixRule::ranks, -1, "baseline: k-ring with one group of p"},
-    {A::recursive_doubling, "recursive_doubling", RadixRule::two, -1, "baseline: recursive multiplying with k = 2"},
-    {A::binomial, "binomial", RadixRule::two, -1, "baseline: k-nomial with k = 2"},
+    {A::knomial, "knomial", RadixRule::clamped, 0},
+    {A::recursive_multiplying, "recursive_multiplying", RadixRule::clamped, 1},
+    {A::permuted_recursive_multiplying, "permuted_recursive_multiplying", RadixRule::clamped, 2},
+    {A::kring, "kring", RadixRule::clamped, 3},
+    {A::ring, "ring", RadixRule::ranks, -1},
+    {A::recursive_doubling, "recursive_doubling", RadixRule::two, -1},
+    {A::binomial, "binomial", RadixRule::two, -1},
 };
 
 // Seed 001 table I. Allreduce algorithms that reduce out of rank order need
@@ -61,7 +60,7 @@ const std::vector<AlgorithmInfo>& algorithm_infos() { return kInfos; }
 const AlgorithmInfo& info(Algorithm a) {
   for (const AlgorithmInfo& i : kInfos)
     if (i.alg == a) return i;
-  return kInfos.front();  // unreachable: every enumerator has a row (tests/unit/test_schedules.cpp)
+  return kInfos.front();  // unreachable: every enumerator has a row (tests/unit/test_algorithm_table.cpp)
 }
 
 const AlgorithmInfo* info_for_abi(int abi) {
@@ -85,10 +84,10 @@ std::string algorithm_names(const std::string& sep, std::size_t width, const std
   return out + line;
 }
 
-std::string fixed_radix_names(const std::string& sep) {
+std::string radix_names(bool fixed, const std::string& sep) {
   std::string out;
   for (const AlgorithmInfo& i : kInfos)
-    if (i.radix != RadixRule::clamped) out += (out.empty() ? "" : sep) + std::string(i.name);
+    if ((i.radix != RadixRule::clamped) == fixed) out += (out.empty() ? "" : sep) + std::string(i.name);
   return out;
 }
 

@@ -27,8 +27,7 @@ struct AlgorithmInfo {
   Algorithm alg;
   const char* name;
   RadixRule radix;
-  int abi;              // enum gencoll_alg of src/mpich/gencoll_mpich.h; -1: not in the MPICH module
-  const char* summary;  // one line, for help texts
+  int abi;  // enum gencoll_alg of src/mpich/gencoll_mpich.h; -1: not in the MPICH module
 };
 
 struct Implementation {
@@ -47,9 +46,10 @@ const AlgorithmInfo* info_for_abi(int abi);
 const Implementation* implementation(Collective c, Algorithm a);
 
 // The names in table order, joined by `sep`, broken into lines of at most
-// `width` characters, each after the first starting with `indent` (help texts);
-// `fixed` selects the algorithms with a radix (false) or a fixed one (true).
+// `width` characters, each after the first starting with `indent` (help texts).
 std::string algorithm_names(const std::string& sep, std::size_t width, const std::string& indent);
-std::string fixed_radix_names(const std::string& sep);
+// The names of the algorithms with a fixed radix (`fixed`) or with a radix
+// (its k), joined by `sep`.
+std::string radix_names(bool fixed, const std::string& sep);
 
 }  // namespace gencoll

@@ -34,7 +34,7 @@ namespace gencoll::sim {
 
 class SharedLinks {
  public:
-  static constexpr int kMaxLinks = 4;
+  static constexpr int kMaxLinks = 2;  // a NIC out and a NIC in
 
   struct Flow {
     double left = 0;   // s of work (alone) still to do at `since`
@@ -74,8 +74,6 @@ class SharedLinks {
   const Flow& flow(std::uint32_t slot) const { return s_.flows[slot]; }
   // Slot's message ends (at its due); returns its op.
   std::uint32_t end(std::uint32_t slot);
-  // Whether a start or end waits for reshare.
-  bool dirty() const { return !s_.dirty.empty(); }
   // At t, after every start and end at t: new shares on the marked links;
   // appends to `moved` the slots whose due came before their pending event
   // (new messages included); their events are taken as scheduled.

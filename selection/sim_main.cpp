@@ -77,7 +77,7 @@ std::string help() {
   std::string h = kHelp;
   const auto put = [&h](const std::string& token, const std::string& text) { h.replace(h.find(token), token.size(), text); };
   put("@ALGORITHMS@", algorithm_names(" | ", 56, std::string(24, ' ')));
-  put("@FIXED@", fixed_radix_names(", "));
+  put("@FIXED@", radix_names(true, ", "));
   return h;
 }
 

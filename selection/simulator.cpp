@@ -210,7 +210,12 @@ class Engine {
     cpu_free_.assign(rp_.ranks(), 0.0);
     compute_free_.assign(rp_.ranks(), 0.0);
     result_.rank_done.assign(rp_.ranks(), 0.0);
-    for (const Level& l : m.levels) curves_.push_back(CachedCurve{&l.loggp, -1, Loggp{}});
+    for (const Level& l : m.levels) {
+      curves_.push_back(CachedCurve{&l.loggp, -1, Loggp{}});
+      // A rendezvous control message's one-way time: the level's 1-byte message.
+      const Loggp one = l.loggp.at(1);
+      handshake_.push_back(one.o_s + one.L + one.o_r);
+    }
   }
 
   SimResult run() {
@@ -297,7 +302,7 @@ class Engine {
       const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
       if (rndv > 0 && s.v > static_cast<double>(rndv)) {
         Op& r = ops_[s.partner];
-        const double h = handshake(s);
+        const double h = handshake_[s.level];
         if (r.state == kPosted) return push(std::max(inject + h, r.v) + h, kNic, i | kNicStart);
         r.state = kRts;  // the bytes start when the receive is posted (post_recv)
         r.v = inject + h;
@@ -385,7 +390,7 @@ class Engine {
     if (r.state == kArrived) {
       take_in(i, std::max(r.v, t), loggp(ops_[r.partner]).o_r);
     } else if (r.state == kRts) {
-      const double start = std::max(r.v, t) + handshake(ops_[r.partner]);
+      const double start = std::max(r.v, t) + handshake_[ops_[r.partner].level];
       r.state = kPosted;
       r.v = t;
       push(start, kNic, r.partner | kNicStart);
@@ -393,12 +398,6 @@ class Engine {
       r.state = kPosted;
       r.v = t;
     }
-  }
-
-  // A rendezvous control message's one-way time: the level's 1-byte message.
-  double handshake(const Op& s) const {
-    const Loggp one = m_.levels[s.level].loggp.at(1);
-    return one.o_s + one.L + one.o_r;
   }
 
   void take_in(std::uint32_t i, double at, double o_r) {
@@ -460,6 +459,7 @@ class Engine {
   const Replay& rp_;
   const bool serialize_;
   std::vector<CachedCurve> curves_;
+  std::vector<double> handshake_;  // s, per level
   std::vector<double>&cpu_free_, &compute_free_;
   Ports send_chan_, recv_chan_;
   const int node_radix_;

@@ -195,11 +195,8 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       continue;
     }
     if (fixed_radix) {
-      std::string radix_algs;
-      for (const AlgorithmInfo& i : algorithm_infos())
-        if (i.radix == RadixRule::clamped) radix_algs += (radix_algs.empty() ? "" : ", ") + std::string(i.name);
       cfg.errors.push_back(n + " is set, but that algorithm has a fixed radix; unset it (radix variables exist for " +
-                           radix_algs + ")");
+                           radix_names(false, ", ") + ")");
       continue;
     }
     if (std::find(known.begin(), known.end(), n) == known.end())

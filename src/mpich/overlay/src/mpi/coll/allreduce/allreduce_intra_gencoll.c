@@ -12,9 +12,10 @@ static int allreduce_gencoll(int alg, const void *sendbuf, void *recvbuf, MPI_Ai
                              MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
                              MPIR_Errflag_t * errflag)
 {
-    /* One policy for both bindings (README, "Dispatch"): a call an algorithm
-     * cannot serve goes to the MPI's own choice. For an op that is not
-     * commutative (a user op) MPICH's own selection runs recursive doubling. */
+    /* One policy for both bindings (README, "Calls gencoll leaves to the
+     * MPI"): a call an algorithm cannot serve goes to the MPI's own choice.
+     * For an op that is not commutative (a user op) MPICH's own selection
+     * runs recursive doubling. */
     if (!MPIR_Op_is_commutative(op) && gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, alg)) {
         if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0) {
             fprintf(stderr, "gencoll: allreduce %s needs a commutative op; using MPICH's recursive_doubling\n",
