@@ -1,4 +1,4 @@
-#include "bench_buffers.hpp"
+#include "benchmarks/bench_buffers.hpp"
 
 #include <dlfcn.h>
 

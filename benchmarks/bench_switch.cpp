@@ -1,4 +1,4 @@
-#include "bench_switch.hpp"
+#include "benchmarks/bench_switch.hpp"
 
 #include <dlfcn.h>
 

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "bench_buffers.hpp"
-#include "bench_switch.hpp"
+#include "benchmarks/bench_buffers.hpp"
+#include "benchmarks/bench_switch.hpp"
 #include "coll/algorithm_table.hpp"
 
 namespace gencoll::bench {

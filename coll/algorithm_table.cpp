@@ -1,6 +1,6 @@
-#include "algorithm_table.hpp"
+#include "coll/algorithm_table.hpp"
 
-#include "generators.hpp"
+#include "coll/generators.hpp"
 
 namespace gencoll {
 

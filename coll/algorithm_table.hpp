@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms.hpp"
+#include "coll/algorithms.hpp"
 
 namespace gencoll {
 

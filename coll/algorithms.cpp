@@ -1,9 +1,9 @@
-#include "algorithms.hpp"
+#include "coll/algorithms.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "algorithm_table.hpp"
+#include "coll/algorithm_table.hpp"
 
 namespace gencoll {
 

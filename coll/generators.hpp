@@ -2,8 +2,8 @@
 // They take checked, canonical parameters (canonical(): k is the radix used).
 #pragma once
 
-#include "algorithms.hpp"
-#include "pattern.hpp"
+#include "coll/algorithms.hpp"
+#include "coll/pattern.hpp"
 
 namespace gencoll {
 

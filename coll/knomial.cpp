@@ -11,8 +11,8 @@
 // partials in rank order and is valid for non-commutative ops.
 #include <algorithm>
 
-#include "generators.hpp"
-#include "pattern.hpp"
+#include "coll/generators.hpp"
+#include "coll/pattern.hpp"
 
 namespace gencoll {
 

@@ -19,8 +19,8 @@
 // reduced at one rank and then copied out, so all ranks hold the same bits.
 #include <algorithm>
 
-#include "generators.hpp"
-#include "pattern.hpp"
+#include "coll/generators.hpp"
+#include "coll/pattern.hpp"
 
 namespace gencoll {
 

@@ -1,4 +1,4 @@
-#include "pattern.hpp"
+#include "coll/pattern.hpp"
 
 #include <algorithm>
 #include <stdexcept>

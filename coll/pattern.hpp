@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "../src/schedule.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll {
 

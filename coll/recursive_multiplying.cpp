@@ -12,8 +12,8 @@
 //             +2 ranges for allgather); an extra sends 1.
 #include <algorithm>
 
-#include "generators.hpp"
-#include "pattern.hpp"
+#include "coll/generators.hpp"
+#include "coll/pattern.hpp"
 
 namespace gencoll {
 

@@ -6,8 +6,8 @@
 #include <mutex>
 #include <string>
 
-#include "cuda_kernels.hpp"
-#include "gencoll_cuda.h"
+#include "gpu/cuda_kernels.hpp"
+#include "gpu/gencoll_cuda.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "permute_plan.hpp"
-#include "reduce.hpp"
+#include "gpu/permute_plan.hpp"
+#include "gpu/reduce.hpp"
 
 namespace gencoll::gpu {
 

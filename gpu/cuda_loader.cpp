@@ -1,4 +1,4 @@
-#include "cuda_loader.hpp"
+#include "gpu/cuda_loader.hpp"
 
 #include <dlfcn.h>
 #include <link.h>

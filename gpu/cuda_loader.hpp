@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "gencoll_cuda.h"
+#include "gpu/gencoll_cuda.h"
 
 namespace gencoll::gpu {
 

@@ -1,8 +1,8 @@
-#include "device_ops.hpp"
+#include "gpu/device_ops.hpp"
 
 #include <string>
 
-#include "cuda_loader.hpp"
+#include "gpu/cuda_loader.hpp"
 
 namespace gencoll::gpu {
 

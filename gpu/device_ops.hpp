@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "reduce.hpp"
+#include "gpu/reduce.hpp"
 
 namespace gencoll::gpu {
 

@@ -13,7 +13,7 @@
 
 #include <algorithm>
 
-#include "cuda_kernels.hpp"
+#include "gpu/cuda_kernels.hpp"
 
 namespace gencoll::gpu {
 

@@ -1,29 +1,8 @@
-#include "permute_plan.hpp"
+#include "gpu/permute_plan.hpp"
 
 #include <cstring>
-#include <stdexcept>
 
 namespace gencoll::gpu {
-
-PermutePlan plan_permutation(const std::vector<std::uint32_t>& dest) {
-  PermutePlan plan;
-  plan.units = dest.size();
-  plan.src_of.assign(dest.size(), 0);
-  std::vector<bool> seen(dest.size(), false);
-  for (std::size_t u = 0; u < dest.size(); ++u) {
-    if (dest[u] >= dest.size() || seen[dest[u]]) throw std::invalid_argument("plan_permutation: not a permutation");
-    seen[dest[u]] = true;
-    plan.src_of[dest[u]] = static_cast<std::uint32_t>(u);
-  }
-  std::vector<bool> visited(dest.size(), false);
-  for (std::size_t u = 0; u < dest.size(); ++u) {
-    if (visited[u]) continue;
-    std::size_t len = 0;
-    for (std::size_t at = u; !visited[at]; at = plan.src_of[at], ++len) visited[at] = true;
-    if (len > 1) plan.leaders.push_back(static_cast<std::uint32_t>(u));
-  }
-  return plan;
-}
 
 std::size_t word_bytes(const void* base, std::size_t unit_bytes) {
   const auto addr = reinterpret_cast<std::uintptr_t>(base);

@@ -17,19 +17,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "src/schedule.hpp"
+#include "src/core/permutation.hpp"
 
 namespace gencoll::gpu {
 
-struct PermutePlan {
-  std::vector<std::uint32_t> src_of;   // src_of[u]: the unit whose data belongs at u
-  std::vector<std::uint32_t> leaders;  // one unit of each cycle longer than 1
-  std::size_t units = 0;
-};
+// The plan is the core's cycle decomposition (src/core/permutation.hpp): the
+// host walks the same cycles the kernel does.
+using PermutePlan = UnitCycles;
 
-// From the unit destinations (dest[u]: where the unit now at u belongs).
-PermutePlan plan_permutation(const std::vector<std::uint32_t>& dest);
-inline PermutePlan plan_permutation(const PermutationSpec& spec) { return plan_permutation(unit_destinations(spec)); }
+inline PermutePlan plan_permutation(const std::vector<std::uint32_t>& dest) { return unit_cycles(dest); }
+inline PermutePlan plan_permutation(const PermutationSpec& spec) { return unit_cycles(unit_destinations(spec)); }
 
 // The widest access width (bytes) dividing both the unit size and the
 // address: what every load and store of the kernel uses.

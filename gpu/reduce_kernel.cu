@@ -10,8 +10,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "cuda_kernels.hpp"
-#include "reduce_ops.hpp"
+#include "gpu/cuda_kernels.hpp"
+#include "gpu/reduce_ops.hpp"
 
 namespace gencoll::gpu {
 

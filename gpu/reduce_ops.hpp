@@ -17,7 +17,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "reduce.hpp"
+#include "gpu/reduce.hpp"
 
 #if defined(__CUDACC__)
 #include <cuda_bf16.h>

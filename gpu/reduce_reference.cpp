@@ -2,8 +2,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "reduce.hpp"
-#include "reduce_ops.hpp"
+#include "gpu/reduce.hpp"
+#include "gpu/reduce_ops.hpp"
 
 namespace gencoll::gpu {
 

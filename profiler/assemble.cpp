@@ -1,4 +1,4 @@
-#include "assemble.hpp"
+#include "profiler/assemble.hpp"
 
 #include <algorithm>
 #include <sstream>

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "local_costs.hpp"
-#include "options.hpp"
-#include "placement.hpp"
-#include "profile_json.hpp"
-#include "rank_report.hpp"
-#include "results.hpp"
+#include "profiler/local_costs.hpp"
+#include "profiler/options.hpp"
+#include "profiler/placement.hpp"
+#include "profiler/profile_json.hpp"
+#include "profiler/rank_report.hpp"
+#include "profiler/results.hpp"
 
 namespace gencoll::loggp {
 

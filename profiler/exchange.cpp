@@ -1,4 +1,4 @@
-#include "exchange.hpp"
+#include "profiler/exchange.hpp"
 
 #include <algorithm>
 #include <string>

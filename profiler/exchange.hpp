@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "placement.hpp"
-#include "rank_report.hpp"
+#include "profiler/placement.hpp"
+#include "profiler/rank_report.hpp"
 
 namespace gencoll::loggp {
 

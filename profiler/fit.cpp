@@ -1,6 +1,6 @@
 // The fit's primitives: derived quantities, quantiles, weighted and robust
 // lines, and the split of the sizes into protocol regimes.
-#include "fit.hpp"
+#include "profiler/fit.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "hwloc_place.hpp"
+#include "profiler/hwloc_place.hpp"
 
 #include <hwloc.h>
 

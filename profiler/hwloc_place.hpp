@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rank_report.hpp"
+#include "profiler/rank_report.hpp"
 
 namespace gencoll::loggp {
 

@@ -5,7 +5,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "fit.hpp"
+#include "profiler/fit.hpp"
 
 namespace gencoll::loggp {
 

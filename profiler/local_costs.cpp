@@ -1,12 +1,12 @@
-#include "local_costs.hpp"
+#include "profiler/local_costs.hpp"
 
 #include <chrono>
 #include <cstring>
 #include <vector>
 
-#include "fit.hpp"
-#include "src/permute_cycles.hpp"
-#include "src/schedule.hpp"
+#include "profiler/fit.hpp"
+#include "src/core/permutation.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll::loggp {
 

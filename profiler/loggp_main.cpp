@@ -14,15 +14,15 @@
 #include <string>
 #include <vector>
 
-#include "assemble.hpp"
-#include "exchange.hpp"
-#include "hwloc_place.hpp"
-#include "local_costs.hpp"
-#include "measure.hpp"
-#include "options.hpp"
-#include "pair.hpp"
-#include "placement.hpp"
-#include "profile_json.hpp"
+#include "profiler/assemble.hpp"
+#include "profiler/exchange.hpp"
+#include "profiler/hwloc_place.hpp"
+#include "profiler/local_costs.hpp"
+#include "profiler/measure.hpp"
+#include "profiler/options.hpp"
+#include "profiler/pair.hpp"
+#include "profiler/placement.hpp"
+#include "profiler/profile_json.hpp"
 
 using namespace gencoll::loggp;
 

@@ -1,4 +1,4 @@
-#include "measure.hpp"
+#include "profiler/measure.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -6,10 +6,10 @@
 
 #include <vector>
 
-#include "fit.hpp"
-#include "options.hpp"
-#include "pair.hpp"
-#include "results.hpp"
+#include "profiler/fit.hpp"
+#include "profiler/options.hpp"
+#include "profiler/pair.hpp"
+#include "profiler/results.hpp"
 
 namespace gencoll::loggp {
 

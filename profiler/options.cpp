@@ -1,4 +1,4 @@
-#include "options.hpp"
+#include "profiler/options.hpp"
 
 #include <algorithm>
 #include <cerrno>

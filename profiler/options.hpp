@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "fit.hpp"
+#include "profiler/fit.hpp"
 
 namespace gencoll::loggp {
 

@@ -1,4 +1,4 @@
-#include "pair.hpp"
+#include "profiler/pair.hpp"
 
 #include <stdexcept>
 #include <string>

@@ -1,4 +1,4 @@
-#include "placement.hpp"
+#include "profiler/placement.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "profile_json.hpp"
+#include "profiler/profile_json.hpp"
 
 #include <cmath>
 #include <sstream>

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "fit.hpp"
-#include "placement.hpp"
+#include "profiler/fit.hpp"
+#include "profiler/placement.hpp"
 
 namespace gencoll::loggp {
 

@@ -1,4 +1,4 @@
-#include "rank_report.hpp"
+#include "profiler/rank_report.hpp"
 
 #include <stdexcept>
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "placement.hpp"
+#include "profiler/placement.hpp"
 
 namespace gencoll::loggp {
 

@@ -1,4 +1,4 @@
-#include "results.hpp"
+#include "profiler/results.hpp"
 
 #include <stdexcept>
 

@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "fit.hpp"
+#include "profiler/fit.hpp"
 
 namespace gencoll::loggp {
 

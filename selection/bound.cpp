@@ -1,4 +1,4 @@
-#include "bound.hpp"
+#include "selection/bound.hpp"
 
 #include <algorithm>
 #include <cstdint>

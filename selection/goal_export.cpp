@@ -1,8 +1,8 @@
-#include "goal_export.hpp"
+#include "selection/goal_export.hpp"
 
 #include <cmath>
 
-#include "replay.hpp"
+#include "selection/replay.hpp"
 
 namespace gencoll::sim {
 

@@ -14,8 +14,8 @@
 #include <ostream>
 #include <vector>
 
-#include "machine.hpp"
-#include "simulator.hpp"
+#include "selection/machine.hpp"
+#include "selection/simulator.hpp"
 
 namespace gencoll::sim {
 

@@ -1,4 +1,4 @@
-#include "machine.hpp"
+#include "selection/machine.hpp"
 
 #include <algorithm>
 #include <limits>

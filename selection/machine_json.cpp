@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "machine.hpp"
+#include "selection/machine.hpp"
 
 namespace gencoll::sim {
 

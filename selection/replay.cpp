@@ -1,4 +1,4 @@
-#include "replay.hpp"
+#include "selection/replay.hpp"
 
 #include <algorithm>
 #include <limits>

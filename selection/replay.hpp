@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "machine.hpp"
-#include "src/schedule.hpp"
+#include "selection/machine.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll::sim {
 

@@ -1,4 +1,4 @@
-#include "shared_links.hpp"
+#include "selection/shared_links.hpp"
 
 #include <algorithm>
 #include <limits>

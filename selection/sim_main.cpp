@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "bound.hpp"
+#include "selection/bound.hpp"
 #include "coll/algorithm_table.hpp"
-#include "goal_export.hpp"
-#include "machine.hpp"
-#include "simulator.hpp"
-#include "sweep.hpp"
+#include "selection/goal_export.hpp"
+#include "selection/machine.hpp"
+#include "selection/simulator.hpp"
+#include "selection/sweep.hpp"
 
 using namespace gencoll;
 using namespace gencoll::sim;

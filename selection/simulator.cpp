@@ -5,7 +5,7 @@
 // (node radix), which the messages crossing it share in equal parts
 // (SharedLinks). Everything happens in event order, so the result is
 // deterministic.
-#include "simulator.hpp"
+#include "selection/simulator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -13,8 +13,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "replay.hpp"
-#include "shared_links.hpp"
+#include "selection/replay.hpp"
+#include "selection/shared_links.hpp"
 
 namespace gencoll::sim {
 

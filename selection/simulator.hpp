@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "coll/algorithms.hpp"
-#include "machine.hpp"
+#include "selection/machine.hpp"
 
 namespace gencoll::sim {
 

@@ -1,4 +1,4 @@
-#include "sweep.hpp"
+#include "selection/sweep.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,7 @@
 #include <thread>
 #include <tuple>
 
-#include "bound.hpp"
+#include "selection/bound.hpp"
 
 namespace gencoll::sim {
 

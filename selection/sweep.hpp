@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "coll/algorithms.hpp"
-#include "machine.hpp"
-#include "simulator.hpp"
+#include "selection/machine.hpp"
+#include "selection/simulator.hpp"
 
 namespace gencoll::sim {
 

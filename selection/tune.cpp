@@ -1,4 +1,4 @@
-#include "tune.hpp"
+#include "selection/tune.hpp"
 
 #include <algorithm>
 #include <atomic>

@@ -14,8 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "coll/algorithms.hpp"
-#include "machine.hpp"
-#include "sweep.hpp"
+#include "selection/machine.hpp"
+#include "selection/sweep.hpp"
 
 namespace gencoll::sim {
 

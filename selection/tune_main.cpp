@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "machine.hpp"
-#include "tune.hpp"
+#include "selection/machine.hpp"
+#include "selection/tune.hpp"
 
 using namespace gencoll;
 using namespace gencoll::sim;

@@ -2,7 +2,7 @@
 // Transport that forwards every operation to the callbacks MPICH's glue provides,
 // a process-wide cache of recent schedules, and the C entry points. No exception
 // crosses into MPICH.
-#include "gencoll_mpich.h"
+#include "src/mpich/gencoll_mpich.h"
 
 #include <algorithm>
 #include <array>
@@ -13,11 +13,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "../../coll/algorithm_table.hpp"
-#include "../../coll/algorithms.hpp"
-#include "../permute_cycles.hpp"
-#include "../schedule_cache.hpp"
-#include "../transport.hpp"
+#include "coll/algorithm_table.hpp"
+#include "coll/algorithms.hpp"
+#include "src/core/permutation.hpp"
+#include "src/exec/schedule_cache.hpp"
+#include "src/exec/transport.hpp"
 
 namespace gencoll {
 namespace {

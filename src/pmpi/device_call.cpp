@@ -1,4 +1,4 @@
-#include "device_call.hpp"
+#include "src/pmpi/device_call.hpp"
 
 #include <dlfcn.h>
 
@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "../../gpu/cuda_loader.hpp"
-#include "../device_transport.hpp"
-#include "gpu_types.hpp"
+#include "gpu/cuda_loader.hpp"
+#include "src/exec/device_transport.hpp"
+#include "src/pmpi/gpu_types.hpp"
 
 namespace gencoll {
 

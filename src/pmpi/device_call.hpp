@@ -17,10 +17,10 @@
 
 #include <cstdint>
 
-#include "../../gpu/device_ops.hpp"
-#include "../config.hpp"
-#include "../schedule_cache.hpp"
-#include "pmpi_transport.hpp"
+#include "gpu/device_ops.hpp"
+#include "src/runtime/config.hpp"
+#include "src/exec/schedule_cache.hpp"
+#include "src/pmpi/pmpi_transport.hpp"
 
 namespace gencoll {
 

@@ -1,4 +1,4 @@
-#include "gpu_types.hpp"
+#include "src/pmpi/gpu_types.hpp"
 
 #include <initializer_list>
 #include <utility>

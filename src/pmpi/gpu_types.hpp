@@ -7,7 +7,7 @@
 
 #include <optional>
 
-#include "../../gpu/reduce.hpp"
+#include "gpu/reduce.hpp"
 
 namespace gencoll {
 

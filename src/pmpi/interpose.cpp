@@ -13,11 +13,11 @@
 #include <optional>
 #include <string>
 
-#include "../../coll/algorithms.hpp"
-#include "../config.hpp"
-#include "../schedule_cache.hpp"
-#include "device_call.hpp"
-#include "pmpi_transport.hpp"
+#include "coll/algorithms.hpp"
+#include "src/runtime/config.hpp"
+#include "src/exec/schedule_cache.hpp"
+#include "src/pmpi/device_call.hpp"
+#include "src/pmpi/pmpi_transport.hpp"
 
 namespace gencoll {
 namespace {

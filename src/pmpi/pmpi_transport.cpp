@@ -1,6 +1,6 @@
-#include "pmpi_transport.hpp"
+#include "src/pmpi/pmpi_transport.hpp"
 
-#include "../permute_cycles.hpp"
+#include "src/core/permutation.hpp"
 
 #include <sched.h>
 

@@ -8,9 +8,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "../config.hpp"
-#include "../device_transport.hpp"
-#include "../transport.hpp"
+#include "src/runtime/config.hpp"
+#include "src/exec/device_transport.hpp"
+#include "src/exec/transport.hpp"
 
 namespace gencoll {
 

@@ -13,7 +13,7 @@
 #include <tuple>
 #include <vector>
 
-#include "src/schedule.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll::test {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "src/checker.hpp"
+#include "src/check/checker.hpp"
 
 using namespace gencoll;
 
@@ -301,7 +301,7 @@ TEST_CASE("permute moves units to their destinations", "[checker]") {
       const Handle own = b[r].copy(send_r(0, c), recv_r(0, c));
       b[r].send(1 - r, send_r(0, c));
       const Handle rv = b[r].recv(1 - r, recv_r(c, c));
-      b[r].permute(recv_r(0, 2 * c), PermutationSpec{{2}, r, {0, 1, 2}, c}, {own, rv});
+      b[r].permute(recv_r(0, 2 * c), PermutationSpec::mixed({2}, r, {0, 1, 2}, c), {own, rv});
     }
     const CheckReport rep = check_allgather(finish_all(b), c, false);
     INFO(rep.error);

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "src/config.hpp"
+#include "src/runtime/config.hpp"
 
 using namespace gencoll;
 

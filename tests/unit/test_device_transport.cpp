@@ -17,9 +17,9 @@
 #include <tuple>
 
 #include "coll/algorithms.hpp"
-#include "fake_device.hpp"
-#include "loopback.hpp"
-#include "src/device_transport.hpp"
+#include "tests/unit/fake_device.hpp"
+#include "tests/unit/loopback.hpp"
+#include "src/exec/device_transport.hpp"
 
 using namespace gencoll;
 using gencoll::test::FakeDevice;

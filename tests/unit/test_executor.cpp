@@ -11,9 +11,9 @@
 #include <tuple>
 
 #include "coll/algorithms.hpp"
-#include "loopback.hpp"
+#include "tests/unit/loopback.hpp"
 #include "src/mpich/gencoll_mpich.h"
-#include "src/transport.hpp"
+#include "src/exec/transport.hpp"
 
 using namespace gencoll;
 using gencoll::test::Mailbox;

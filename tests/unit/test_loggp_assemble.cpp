@@ -3,7 +3,7 @@
 // messages between ranks survive their encodings.
 #include <catch2/catch.hpp>
 
-#include "loggp_synth.hpp"
+#include "tests/unit/loggp_synth.hpp"
 #include "profiler/assemble.hpp"
 #include "selection/machine.hpp"
 

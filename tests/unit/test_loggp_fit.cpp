@@ -3,7 +3,7 @@
 // without noise and within the method's precision with it.
 #include <catch2/catch.hpp>
 
-#include "loggp_synth.hpp"
+#include "tests/unit/loggp_synth.hpp"
 #include "profiler/fit.hpp"
 
 using namespace gencoll::loggp;

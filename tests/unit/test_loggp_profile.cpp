@@ -3,7 +3,7 @@
 // bad input naming the option.
 #include <catch2/catch.hpp>
 
-#include "loggp_synth.hpp"
+#include "tests/unit/loggp_synth.hpp"
 #include "profiler/options.hpp"
 #include "profiler/profile_json.hpp"
 #include "selection/machine.hpp"

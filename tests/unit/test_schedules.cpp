@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "coll/algorithms.hpp"
-#include "src/checker.hpp"
+#include "src/check/checker.hpp"
 
 using namespace gencoll;
 

@@ -1,4 +1,4 @@
-#include "device_transport.hpp"
+#include "src/exec/device_transport.hpp"
 
 #include <stdexcept>
 

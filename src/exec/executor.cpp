@@ -1,7 +1,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "transport.hpp"
+#include "src/exec/transport.hpp"
 
 namespace gencoll {
 

@@ -1,9 +1,9 @@
-#include "checker.hpp"
+#include "src/check/checker.hpp"
 
 #include <algorithm>
 #include <exception>
 
-#include "checker_engine.hpp"
+#include "src/check/checker_engine.hpp"
 
 namespace gencoll {
 namespace {

@@ -1,4 +1,4 @@
-#include "schedule.hpp"
+#include "src/core/schedule.hpp"
 
 #include <sstream>
 #include <stdexcept>
@@ -27,38 +27,6 @@ const char* buf_name(Buf b) {
   return "?";
 }
 }  // namespace
-
-std::vector<std::uint32_t> unit_destinations(const PermutationSpec& spec) {
-  // Position q of the permuted buffer holds the data of new rank
-  // rank(q) = sum_j ((r_j + q_j) mod k_j) * S_j, where q_j are q's digits with
-  // round 1's radix least significant and S_j is round j's partner stride (far
-  // partners first, so S_1 is the largest). r_j are this rank's digits.
-  const std::size_t rounds = spec.radices.size();
-  std::vector<long> stride(rounds);
-  long s = 1;
-  for (std::size_t j = rounds; j-- > 0;) {
-    stride[j] = s;
-    s *= spec.radices[j];
-  }
-  const long nranks = s;
-  std::vector<int> rdigit(rounds);
-  for (std::size_t j = 0; j < rounds; ++j) rdigit[j] = (spec.new_rank / stride[j]) % spec.radices[j];
-
-  std::vector<std::uint32_t> dest;
-  dest.reserve(static_cast<std::size_t>(spec.unit_begin.back()));
-  for (long q = 0; q < nranks; ++q) {
-    long rest = q;
-    long owner = 0;
-    for (std::size_t j = 0; j < rounds; ++j) {
-      const long qj = rest % spec.radices[j];
-      rest /= spec.radices[j];
-      owner += ((rdigit[j] + qj) % spec.radices[j]) * stride[j];
-    }
-    for (int u = spec.unit_begin[owner]; u < spec.unit_begin[owner + 1]; ++u)
-      dest.push_back(static_cast<std::uint32_t>(u));
-  }
-  return dest;
-}
 
 std::size_t Schedule::messages_sent() const {
   std::size_t n = 0;

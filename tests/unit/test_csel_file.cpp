@@ -7,8 +7,8 @@
 #include <map>
 #include <string>
 
-#include "src/config.hpp"
-#include "src/selection_file.hpp"
+#include "src/runtime/config.hpp"
+#include "src/runtime/csel_file.hpp"
 
 using namespace gencoll;
 

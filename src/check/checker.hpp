@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "../coll/algorithms.hpp"
-#include "schedule.hpp"
+#include "coll/algorithms.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll {
 

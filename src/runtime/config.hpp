@@ -13,7 +13,7 @@
 // <COLL> is ALLGATHER, ALLREDUCE, BCAST or REDUCE, <ALG> an algorithm name in upper case.
 //
 // The selection file (MPICH's MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE format,
-// see selection_file.hpp) decides per call for every collective whose
+// see src/runtime/csel_file.hpp) decides per call for every collective whose
 // GENCOLL_<COLL>_INTRA_ALGORITHM is unset, empty or `auto` (MPICH's value for
 // "ask the selection file"); `native` or an algorithm name wins over the file,
 // so one collective can be pinned while the file drives the others. A leaf
@@ -30,8 +30,9 @@
 #include <utility>
 #include <vector>
 
-#include "../coll/algorithms.hpp"
-#include "selection_file.hpp"
+#include "coll/algorithms.hpp"
+#include "src/exec/device_transport.hpp"
+#include "src/runtime/csel_file.hpp"
 
 namespace gencoll {
 
@@ -42,14 +43,6 @@ struct Selection {
 };
 
 enum class WaitPolicy { block, yield };
-
-// How messages of collectives on device buffers travel: `always` through
-// pinned host memory, `never` as device pointers handed to the MPI, `auto` as
-// device pointers where the MPI says it is GPU-aware.
-enum class GpuStaging { auto_detect, always, never };
-
-// GENCOLL_GPU_SCRATCH_KEEP's default.
-constexpr std::size_t kDefaultGpuScratchKeep = std::size_t{64} << 20;
 
 struct Config {
   std::array<Selection, kCollectiveCount> coll;  // indexed by Collective

@@ -1,4 +1,4 @@
-#include "selection_file.hpp"
+#include "src/runtime/csel_file.hpp"
 
 #include <cerrno>
 #include <climits>

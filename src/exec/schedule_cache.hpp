@@ -11,8 +11,8 @@
 #include <mutex>
 #include <utility>
 
-#include "../coll/algorithms.hpp"
-#include "transport.hpp"
+#include "coll/algorithms.hpp"
+#include "src/exec/transport.hpp"
 
 namespace gencoll {
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "schedule.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll {
 

@@ -17,9 +17,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../gpu/device_ops.hpp"
-#include "config.hpp"
-#include "transport.hpp"
+#include "gpu/device_ops.hpp"
+#include "src/exec/transport.hpp"
 
 namespace gencoll {
 
@@ -33,6 +32,14 @@ class Wire {
   // As Transport::wait_some: appends the ids of finished requests.
   virtual void wait_some(std::vector<Request>& done) = 0;
 };
+
+// How messages of collectives on device buffers travel: `always` through
+// pinned host memory, `never` as device pointers handed to the MPI, `auto` as
+// device pointers where the MPI says it is GPU-aware.
+enum class GpuStaging { auto_detect, always, never };
+
+// GENCOLL_GPU_SCRATCH_KEEP's default.
+constexpr std::size_t kDefaultGpuScratchKeep = std::size_t{64} << 20;
 
 // Whether messages are staged through pinned host memory.
 inline bool stage_messages(GpuStaging staging, bool mpi_gpu_aware) {

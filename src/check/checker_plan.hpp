@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "schedule.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll::detail {
 

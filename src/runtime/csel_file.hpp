@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "../coll/algorithms.hpp"
+#include "coll/algorithms.hpp"
 
 namespace gencoll {
 

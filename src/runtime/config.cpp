@@ -1,4 +1,4 @@
-#include "config.hpp"
+#include "src/runtime/config.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "../coll/algorithm_table.hpp"
+#include "coll/algorithm_table.hpp"
 
 extern char** environ;
 

@@ -1,5 +1,6 @@
 // One rank's collective schedule: the data every consumer (executor, simulator,
-// checker) reads. Generators in coll/ build it; nothing here touches MPI.
+// checker) reads. Generators in coll/ build it; nothing here touches MPI, and
+// the core layer (src/core/) includes nothing of the rest of gencoll.
 //
 // Units: ranges are counted in *elements* of the collective's datatype (bytes =
 // elements x type size). Reductions must never split an element, and derived
@@ -13,6 +14,8 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "src/core/permutation.hpp"
 
 namespace gencoll {
 
@@ -40,27 +43,13 @@ enum class StepKind : std::uint8_t {
   recv,     // peer -> dst
   reduce,   // dst = src (op) dst, MPI_Reduce_local's operand order
   copy,     // dst = src
-  permute,  // dst buffer's blocks move to their natural order (see PermutationSpec)
+  permute,  // dst region's units reorder in place (see src/core/permutation.hpp)
   fold,     // dst = src (op) m_1 (op) ... (op) m_j (op) dst, the middle operands m_i
             // listed in Schedule::operands; they hold unspecified data afterwards
             // (a host folds pairwise through them; a device reads them all in one pass)
 };
 
 const char* to_string(StepKind k);
-
-// The final reordering of permuted recursive multiplying, stated compactly so a
-// schedule of 16k ranks does not carry a p-sized table per rank. The mapping is
-// recovered with unit_destinations().
-struct PermutationSpec {
-  std::vector<int> radices;       // radix of each round, far partner first
-  int new_rank = 0;               // this rank among the radix-product ranks
-  std::vector<int> unit_begin;    // unit_begin[j]: first original block of new rank j
-                                  // (size new_ranks + 1)
-  std::uint64_t unit_count = 0;   // elements per unit (block)
-};
-
-// For each unit position in the permuted buffer, the unit index it belongs at.
-std::vector<std::uint32_t> unit_destinations(const PermutationSpec& spec);
 
 struct Step {
   StepKind kind = StepKind::copy;

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "checker.hpp"
-#include "checker_plan.hpp"
-#include "schedule.hpp"
+#include "src/check/checker.hpp"
+#include "src/check/checker_plan.hpp"
+#include "src/core/schedule.hpp"
 
 namespace gencoll::detail {
 
@@ -209,12 +209,8 @@ class Engine : public Plan {
 
   bool permute(std::uint32_t g, int r, const Step& st, std::uint64_t d) {
     const PermutationSpec& spec = s_[r].perms[st.perm];
-    long prod = 1;
-    for (int x : spec.radices) prod *= x > 0 ? x : 0;
-    if (prod <= 0 || spec.unit_begin.size() != static_cast<std::size_t>(prod) + 1 || spec.new_rank < 0 ||
-        spec.new_rank >= prod || spec.unit_begin.front() != 0 ||
-        !std::is_sorted(spec.unit_begin.begin(), spec.unit_begin.end()))
-      return fail(who(g) + ": malformed PermutationSpec");
+    const std::string bad = check(spec);
+    if (!bad.empty()) return fail(who(g) + ": malformed PermutationSpec: " + bad);
     const std::vector<std::uint32_t> dest = unit_destinations(spec);
     const std::uint64_t u = spec.unit_count, n = dest.size();
     if (n * u != st.dst.count)

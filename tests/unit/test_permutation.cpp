@@ -4,7 +4,7 @@
 #include <numeric>
 #include <random>
 
-#include "src/permute_cycles.hpp"
+#include "src/core/permutation.hpp"
 
 using namespace gencoll;
 
