@@ -39,11 +39,14 @@ const std::vector<std::string>& mpich_algorithms(Collective c) {
   static const std::vector<std::string> bcast{"binomial", "nb", "smp", "scatter_recursive_doubling_allgather",
                                               "scatter_ring_allgather"};
   static const std::vector<std::string> reduce{"binomial", "nb", "smp", "reduce_scatter_gather"};
+  static const std::vector<std::string> reduce_scatter_block{"noncommutative", "recursive_doubling", "pairwise",
+                                                             "recursive_halving", "nb"};
   switch (c) {
     case Collective::allgather: return allgather;
     case Collective::allreduce: return allreduce;
     case Collective::bcast: return bcast;
     case Collective::reduce: return reduce;
+    case Collective::reduce_scatter_block: return reduce_scatter_block;
   }
   return allgather;
 }
@@ -210,7 +213,11 @@ std::string Switch::unavailable(Collective c, const BenchConfig& cfg) const {
     case BenchConfig::Kind::mpi_algorithm:
       return mpich_ ? "" : "MPICH's own algorithms are chosen through MPICH 4.0.2's control variables; this MPI is not MPICH 4.0.2";
     case BenchConfig::Kind::gencoll:
-      if (pmpi_select_ || module_) return "";
+      if (pmpi_select_) return "";
+      if (module_ && !in_module(c, cfg.alg))
+        return std::string("the MPICH module does not serve ") + to_string(c) + " " + to_string(cfg.alg) +
+               "; run it through the interposition library (LD_PRELOAD=libgencoll-pmpi.so)";
+      if (module_) return "";
       return std::string("gencoll's ") + to_string(c) +
              " algorithms need LD_PRELOAD=libgencoll-pmpi.so or MPICH built with the gencoll module";
   }

@@ -180,10 +180,15 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
+// Reductions run floats (MPI_SUM), the others bytes.
+bool reduces(Collective c) {
+  return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block;
+}
+
 // Sizes for one collective: reductions run whole floats.
 std::vector<std::size_t> sizes_for(Collective c, const Options& o) {
   std::vector<std::size_t> out;
-  const std::size_t unit = (c == Collective::allreduce || c == Collective::reduce) ? sizeof(float) : 1;
+  const std::size_t unit = reduces(c) ? sizeof(float) : 1;
   for (std::size_t s = 1; s <= o.max_bytes; s *= 2)
     if (s >= o.min_bytes && s >= unit) out.push_back(s);
   return out;
@@ -210,12 +215,12 @@ class Runner {
  public:
   Runner(const Options& o, int rank, int p, std::shared_ptr<CudaRuntime> cuda)
       : o_(o), rank_(rank), p_(p),
-        send_(o.max_bytes, cuda),
+        // reduce_scatter_block sends p blocks of the size
+        send_(o.max_bytes * static_cast<std::size_t>(p), cuda),
         recv_(o.max_bytes * static_cast<std::size_t>(p), cuda) {}
 
   void call(Collective c, std::size_t bytes) {
-    const int n = static_cast<int>(c == Collective::allreduce || c == Collective::reduce ? bytes / sizeof(float)
-                                                                                         : bytes);
+    const int n = static_cast<int>(reduces(c) ? bytes / sizeof(float) : bytes);
     switch (c) {
       case Collective::allgather:
         MPI_Allgather(send_.data(), n, MPI_CHAR, recv_.data(), n, MPI_CHAR, MPI_COMM_WORLD);
@@ -227,16 +232,22 @@ class Runner {
       case Collective::reduce:
         MPI_Reduce(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
         break;
+      case Collective::reduce_scatter_block:
+        MPI_Reduce_scatter_block(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        break;
     }
   }
 
   // One call on known data; returns the number of wrong bytes/elements on this rank.
   long check(Collective c, std::size_t bytes) {
-    const std::size_t n = c == Collective::allreduce || c == Collective::reduce ? bytes / sizeof(float) : bytes;
+    const std::size_t n = reduces(c) ? bytes / sizeof(float) : bytes;
     long wrong = 0;
-    if (c == Collective::allreduce || c == Collective::reduce) {
-      std::vector<float> v(n);
-      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>((rank_ * 7 + i) % 13);
+    if (reduces(c)) {
+      // reduce_scatter_block: p blocks in, this rank's block out.
+      const bool scatter = c == Collective::reduce_scatter_block;
+      const std::size_t first = scatter ? static_cast<std::size_t>(rank_) * n : 0;
+      std::vector<float> v(scatter ? n * static_cast<std::size_t>(p_) : n);
+      for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((rank_ * 7 + i) % 13);
       send_.fill(as_bytes(v));
       recv_.fill(std::vector<unsigned char>(bytes, 0xff));
       call(c, bytes);
@@ -244,7 +255,8 @@ class Runner {
       const std::vector<unsigned char> got = recv_.read(bytes);
       for (std::size_t i = 0; i < n; ++i) {
         float expect = 0;
-        for (int r = 0; r < p_; ++r) expect += static_cast<float>((static_cast<std::size_t>(r) * 7 + i) % 13);
+        for (int r = 0; r < p_; ++r)
+          expect += static_cast<float>((static_cast<std::size_t>(r) * 7 + first + i) % 13);
         float x;
         std::memcpy(&x, got.data() + i * sizeof(float), sizeof(float));
         wrong += x != expect;

@@ -17,13 +17,15 @@ using C = Collective;
 // ABI numbers are fixed by src/mpich/gencoll_mpich.h (GENCOLL_KNOMIAL = 0, ...).
 // What each algorithm is: enum Algorithm in algorithms.hpp.
 const std::vector<AlgorithmInfo> kInfos = {
-    {A::knomial, "knomial", RadixRule::clamped, 0},
-    {A::recursive_multiplying, "recursive_multiplying", RadixRule::clamped, 1},
-    {A::permuted_recursive_multiplying, "permuted_recursive_multiplying", RadixRule::clamped, 2},
-    {A::kring, "kring", RadixRule::clamped, 3},
-    {A::ring, "ring", RadixRule::ranks, -1},
-    {A::recursive_doubling, "recursive_doubling", RadixRule::two, -1},
-    {A::binomial, "binomial", RadixRule::two, -1},
+    {A::knomial, "knomial", RadixRule::clamped, A::knomial, 0},
+    {A::recursive_multiplying, "recursive_multiplying", RadixRule::clamped, A::recursive_multiplying, 1},
+    {A::permuted_recursive_multiplying, "permuted_recursive_multiplying", RadixRule::clamped,
+     A::permuted_recursive_multiplying, 2},
+    {A::kring, "kring", RadixRule::clamped, A::kring, 3},
+    {A::kbruck, "kbruck", RadixRule::clamped, A::kbruck, -1},
+    {A::ring, "ring", RadixRule::ranks, A::kring, -1},
+    {A::recursive_doubling, "recursive_doubling", RadixRule::two, A::recursive_multiplying, -1},
+    {A::binomial, "binomial", RadixRule::two, A::knomial, -1},
 };
 
 // Seed 001 table I. Allreduce algorithms that reduce out of rank order need
@@ -36,6 +38,7 @@ const std::vector<Implementation> kImplementations = {
     {C::allgather, A::ring, false, allgather_kring},
     {C::allgather, A::recursive_doubling, false, ag_rm},
     {C::allgather, A::binomial, false, allgather_knomial},
+    {C::allgather, A::kbruck, false, allgather_kbruck},
     {C::allreduce, A::knomial, false, allreduce_knomial},
     {C::allreduce, A::recursive_multiplying, false, ar_rm},
     {C::allreduce, A::permuted_recursive_multiplying, true, ar_prm},
@@ -51,6 +54,12 @@ const std::vector<Implementation> kImplementations = {
     {C::bcast, A::binomial, false, bcast_knomial},
     {C::reduce, A::knomial, false, reduce_knomial},
     {C::reduce, A::binomial, false, reduce_knomial},
+    {C::reduce_scatter_block, A::knomial, false, reduce_scatter_knomial},
+    {C::reduce_scatter_block, A::binomial, false, reduce_scatter_knomial},
+    {C::reduce_scatter_block, A::recursive_multiplying, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter_block, A::recursive_doubling, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter_block, A::kring, true, reduce_scatter_kring},
+    {C::reduce_scatter_block, A::ring, true, reduce_scatter_kring},
 };
 
 }  // namespace
@@ -62,6 +71,12 @@ const AlgorithmInfo& info(Algorithm a) {
     if (i.alg == a) return i;
   return kInfos.front();  // unreachable: every enumerator has a row (tests/unit/test_algorithm_table.cpp)
 }
+
+bool module_collective(Collective c) { return c != Collective::reduce_scatter_block; }
+
+bool in_module(Algorithm a) { return info(info(a).family).abi >= 0; }
+
+bool in_module(Collective c, Algorithm a) { return module_collective(c) && supports(c, a) && in_module(a); }
 
 const AlgorithmInfo* info_for_abi(int abi) {
   if (abi < 0) return nullptr;

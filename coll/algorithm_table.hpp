@@ -27,6 +27,9 @@ struct AlgorithmInfo {
   Algorithm alg;
   const char* name;
   RadixRule radix;
+  // The generalized algorithm a fixed-radix baseline is one radix of (itself
+  // for the generalized ones): binomial is k-nomial at k = 2.
+  Algorithm family;
   int abi;  // enum gencoll_alg of src/mpich/gencoll_mpich.h; -1: not in the MPICH module
 };
 
@@ -40,6 +43,14 @@ struct Implementation {
 // In the order tools list them: the generalized families, then the baselines.
 const std::vector<AlgorithmInfo>& algorithm_infos();
 const AlgorithmInfo& info(Algorithm a);
+// The collectives the MPICH module serves (it registers gencoll's algorithms
+// for them); the interposition library serves every collective.
+bool module_collective(Collective c);
+// Whether the MPICH module runs the algorithm (itself or, for a baseline, its
+// family at the baseline's radix), and for `c`: what a tuned selection file
+// may name, since both bindings read it.
+bool in_module(Algorithm a);
+bool in_module(Collective c, Algorithm a);
 // The algorithm with this MPICH ABI number, or nullptr.
 const AlgorithmInfo* info_for_abi(int abi);
 // nullptr where gencoll has no such schedule.

@@ -8,7 +8,7 @@
 namespace gencoll {
 
 namespace {
-constexpr const char* kCollNames[] = {"allgather", "allreduce", "bcast", "reduce"};
+constexpr const char* kCollNames[] = {"allgather", "allreduce", "bcast", "reduce", "reduce_scatter_block"};
 }  // namespace
 
 const char* to_string(Collective c) { return kCollNames[static_cast<int>(c)]; }
@@ -38,8 +38,14 @@ const std::vector<Algorithm>& all_algorithms() {
 
 const std::vector<Collective>& all_collectives() {
   static const std::vector<Collective> all{Collective::allgather, Collective::allreduce, Collective::bcast,
-                                           Collective::reduce};
+                                           Collective::reduce, Collective::reduce_scatter_block};
   return all;
+}
+
+std::string collective_names(const std::string& sep) {
+  std::string out;
+  for (Collective c : all_collectives()) out += (out.empty() ? "" : sep) + std::string(to_string(c));
+  return out;
 }
 
 bool supports(Collective c, Algorithm a) { return implementation(c, a) != nullptr; }

@@ -8,6 +8,9 @@
 //   bcast:     recv[0, count) is the root's input and everyone's result.
 //   reduce:    send[0, count) is this rank's vector; recv[0, count) the result,
 //              written only at the root (elsewhere it may not exist).
+//   reduce_scatter_block: send[0, p*count) is this rank's vector of p blocks;
+//              recv[0, count) gets block `rank` of the reduction. MPI_IN_PLACE
+//              aliases send to recv[0, p*count).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +29,8 @@ std::optional<Collective> parse_collective(const std::string& s);
 std::optional<Algorithm> parse_algorithm(const std::string& s);
 const std::vector<Algorithm>& all_algorithms();
 const std::vector<Collective>& all_collectives();
+// The collectives' names joined by `sep` (messages naming what is valid).
+std::string collective_names(const std::string& sep = ", ");
 
 // Whether gencoll has this algorithm for this collective (seed 001 table I):
 // allgather/allreduce: all; bcast: all but permuted recursive multiplying;

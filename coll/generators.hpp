@@ -17,6 +17,10 @@ Schedule bcast_knomial(const CollParams& prm);
 Schedule bcast_scatter_recursive_multiplying(const CollParams& prm);
 Schedule bcast_scatter_kring(const CollParams& prm);
 Schedule reduce_knomial(const CollParams& prm);
+Schedule allgather_kbruck(const CollParams& prm);
+Schedule reduce_scatter_knomial(const CollParams& prm);
+Schedule reduce_scatter_recursive_multiplying(const CollParams& prm);
+Schedule reduce_scatter_kring(const CollParams& prm);
 
 // Building blocks shared between collectives.
 // Scatters the blocks of `l` (recv buffer) from the tree's root so that every

@@ -84,7 +84,12 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
     return b;
   }
   const double elem = opt.elem_bytes;
-  const double n = static_cast<double>(count) * elem;  // block (allgather) or vector bytes
+  const double n = static_cast<double>(count) * elem;  // block (allgather, reduce_scatter_block) or vector bytes
+  // Every block leaves or enters a domain on its own: an allgather's u ranks
+  // must take in the p - u blocks from outside, a reduce-scatter's must send
+  // out (pre-reduced) the p - u blocks that belong outside; the model's links
+  // are symmetric, so one term serves both.
+  const bool per_block = c == Collective::allgather || c == Collective::reduce_scatter_block;
   const int top = top_level(m, p);
 
   b.terms.push_back({"latency", m.levels[top].loggp.min_message_time()});
@@ -101,7 +106,7 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
     if (ports == std::numeric_limits<double>::infinity()) continue;
     double G = std::numeric_limits<double>::infinity();
     for (int above = level + 1; above <= top; ++above) G = std::min(G, m.levels[above].loggp.min_G());
-    const double bytes = c == Collective::allgather ? static_cast<double>(p - u) * n : n;
+    const double bytes = per_block ? static_cast<double>(p - u) * n : n;
     b.terms.push_back({"bandwidth:" + m.levels[level].name, bytes * G / ports});
   }
   // The rank level, below every named level: one rank, device-radix channels.
@@ -110,14 +115,17 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
     if (ports != std::numeric_limits<double>::infinity()) {
       double G = std::numeric_limits<double>::infinity();
       for (int l = 0; l <= top; ++l) G = std::min(G, m.levels[l].loggp.min_G());
-      const double bytes = c == Collective::allgather ? static_cast<double>(p - 1) * n : n;
+      const double bytes = per_block ? static_cast<double>(p - 1) * n : n;
       b.terms.push_back({"bandwidth:rank", bytes * G / ports});
     }
   }
-  if (c == Collective::allreduce || c == Collective::reduce) {
+  if (c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block) {
     const bool dev = device_buffers(m, opt);
     const double gamma = dev ? m.local.reduce_device : m.local.reduce_host;
-    b.terms.push_back({"reduction", (p - 1.0) / p * n * gamma});
+    // p - 1 reductions of every element, spread evenly: of the vector's
+    // elements for allreduce and reduce, of p blocks for reduce-scatter.
+    const double vector = c == Collective::reduce_scatter_block ? p * n : n;
+    b.terms.push_back({"reduction", (p - 1.0) / p * vector * gamma});
   }
   for (const BoundTerm& t : b.terms)
     if (t.time >= b.time) {

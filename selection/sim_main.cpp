@@ -36,22 +36,24 @@ Machine
   --buffers host|device local costs of host or device buffers (default: the profile's)
 
 Collective
-  -c, --collective C    allgather | allreduce | bcast | reduce (default allreduce)
+  -c, --collective C    @COLLECTIVES@ (default allreduce)
   -a, --algorithm A     @ALGORITHMS@
                         (default recursive_multiplying)
   -k, --radix K         radix (default 2; ignored by @FIXED@)
-  -m, --size BYTES      bytes per rank block (allgather, as MPI's count) or of the
-                        vector (others); suffixes K, M, G (powers of 1024). Default 1M
+  -m, --size BYTES      bytes per rank block (allgather, reduce_scatter_block: as
+                        MPI's count) or of the vector (others); suffixes K, M, G
+                        (powers of 1024). Default 1M
   --total BYTES         allgather: total gathered bytes (block = total / ranks)
   --elem-bytes E        bytes per element (default 1); counts are size / E
   --root R              root of bcast and reduce (default 0)
 
 Output
   (default)             time, bound, bound/time and counts, one "key: value" per line
-  --list-algorithms [module]
-                        print gencoll's algorithm names, one per line (module: those
-                        the MPICH module registers), from the algorithm table, and
-                        exit; test scripts take their lists from it
+  --list-algorithms [module|fixed|COLLECTIVE]
+                        print gencoll's algorithm names, one per line, from the
+                        algorithm table, and exit (module: those the MPICH module
+                        registers; fixed: those without a radix; a collective: those
+                        it has); test scripts take their lists from it
   --per-rank            also each rank's completion time
   --goal FILE           write the configuration's schedules as LogGOPSim GOAL text
                         ("-" for standard output) and exit
@@ -78,6 +80,7 @@ std::string help() {
   const auto put = [&h](const std::string& token, const std::string& text) { h.replace(h.find(token), token.size(), text); };
   put("@ALGORITHMS@", algorithm_names(" | ", 56, std::string(24, ' ')));
   put("@FIXED@", radix_names(true, ", "));
+  put("@COLLECTIVES@", collective_names(" | "));
   return h;
 }
 
@@ -144,10 +147,15 @@ Args parse_args(int argc, char** argv) {
       std::cout << help();
       std::exit(0);
     } else if (o == "--list-algorithms") {
-      const bool module = i + 1 < argc && std::string(argv[i + 1]) == "module";
-      if (i + 1 < argc && !module) usage_error("--list-algorithms: expected nothing or \"module\", got \"" + std::string(argv[i + 1]) + "\"");
+      const std::string filter = i + 1 < argc ? argv[i + 1] : "";
+      const std::optional<Collective> coll = parse_collective(filter);
+      if (!filter.empty() && filter != "module" && filter != "fixed" && !coll)
+        usage_error("--list-algorithms: expected nothing, \"module\", \"fixed\" or a collective "
+                    "(" + collective_names() + "), got \"" + filter + "\"");
       for (const AlgorithmInfo& info : algorithm_infos())
-        if (!module || info.abi >= 0) std::cout << info.name << "\n";
+        if ((filter != "module" || info.abi >= 0) && (filter != "fixed" || info.radix != RadixRule::clamped) &&
+            (!coll || supports(*coll, info.alg)))
+          std::cout << info.name << "\n";
       std::exit(0);
     } else if (o == "--profile") a.profile = value();
     else if (o == "--flat") a.flat = value();

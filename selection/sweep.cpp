@@ -9,6 +9,7 @@
 #include <thread>
 #include <tuple>
 
+#include "coll/algorithm_table.hpp"
 #include "selection/bound.hpp"
 
 namespace gencoll::sim {
@@ -62,14 +63,7 @@ struct ScheduleKey {
   }
 };
 
-Algorithm family(Algorithm a) {
-  switch (a) {
-    case Algorithm::binomial: return Algorithm::knomial;
-    case Algorithm::recursive_doubling: return Algorithm::recursive_multiplying;
-    case Algorithm::ring: return Algorithm::kring;
-    default: return a;
-  }
-}
+Algorithm family(Algorithm a) { return info(a).family; }
 
 // Rough messages per rank, only to start the longest simulations first so the
 // threads finish together (the results do not depend on the order).

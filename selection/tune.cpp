@@ -9,15 +9,25 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "coll/algorithm_table.hpp"
+
 namespace gencoll::sim {
 
 namespace {
 
 constexpr double kTieTolerance = 0.01;
 
-constexpr Algorithm kBaselines[] = {Algorithm::binomial, Algorithm::recursive_doubling, Algorithm::ring};
+bool is_baseline(Algorithm a) { return info(a).family != a; }
 
-bool is_baseline(Algorithm a) { return std::find(std::begin(kBaselines), std::end(kBaselines), a) != std::end(kBaselines); }
+// What a tuned file may name: algorithms both bindings run (the MPICH module
+// registers only some of the table's; the others are simulated and benched,
+// not tuned, until it registers them).
+std::vector<Algorithm> tunable_algorithms() {
+  std::vector<Algorithm> v;
+  for (Algorithm a : all_algorithms())
+    if (in_module(a)) v.push_back(a);
+  return v;
+}
 
 std::string label(Algorithm a, int radix) {
   if (!has_radix(a)) return to_string(a);
@@ -50,6 +60,8 @@ const char* inter_algorithm(Collective c) {
     case Collective::allreduce: return "algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast";
     case Collective::bcast: return "algorithm=MPIR_Bcast_inter_remote_send_local_bcast";
     case Collective::reduce: return "algorithm=MPIR_Reduce_inter_local_reduce_remote_send";
+    case Collective::reduce_scatter_block:
+      return "algorithm=MPIR_Reduce_scatter_block_inter_remote_reduce_local_scatter";
   }
   return "";
 }
@@ -94,16 +106,12 @@ std::string ratio(double x) {
 }  // namespace
 
 Choice as_module_choice(Algorithm a, int k, int p) {
-  switch (a) {
-    case Algorithm::binomial: return {Algorithm::knomial, 2};
-    case Algorithm::recursive_doubling: return {Algorithm::recursive_multiplying, 2};
-    case Algorithm::ring: return {Algorithm::kring, std::max(2, p)};
-    default: return {a, std::max(2, effective_radix(a, p, k))};
-  }
+  // A baseline is its family at the radix that makes them one schedule.
+  return {info(a).family, std::max(2, effective_radix(a, p, k))};
 }
 
 TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<void(std::size_t, std::size_t)>& progress) {
-  std::vector<Algorithm> algs = all_algorithms();
+  const std::vector<Algorithm> algs = tunable_algorithms();
   // Every point of every communicator size, so the progress total is known.
   std::vector<std::vector<SweepPoint>> points;
   std::size_t total = 0;
@@ -256,7 +264,7 @@ std::string summary_markdown(const std::vector<Tuned>& tuned, const Machine& m) 
 
 std::string plot_data(const std::vector<const Tuned*>& curves) {
   std::ostringstream d;
-  const std::vector<Algorithm>& algs = all_algorithms();
+  const std::vector<Algorithm> algs = tunable_algorithms();
   for (std::size_t ci = 0; ci < curves.size(); ++ci) {
     d << "# p=" << curves[ci]->p << "\n# bytes speedup algorithm_index\n";
     for (const Pick& pk : curves[ci]->picks) {
@@ -272,7 +280,7 @@ std::string plot_data(const std::vector<const Tuned*>& curves) {
 std::string plot_script(const std::vector<const Tuned*>& curves, const std::string& data_file, const std::string& png,
                         const std::string& title) {
   static const char* const kColours[] = {"#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d"};
-  const std::vector<Algorithm>& algs = all_algorithms();
+  const std::vector<Algorithm> algs = tunable_algorithms();
   std::ostringstream g;
   g << "set terminal pngcairo size 1000,600 font 'sans,11'\n"
     << "set output '" << png << "'\n"

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "selection/machine.hpp"
+#include "coll/algorithm_table.hpp"
 #include "selection/tune.hpp"
 
 using namespace gencoll;
@@ -174,7 +175,10 @@ int main(int argc, char** argv) {
   req.comm_sizes.assign(ps.begin(), ps.end());
   for (const std::string& c : split(colls)) {
     const auto coll = parse_collective(c);
-    if (!coll) usage_error("--collectives: unknown collective '" + c + "' (allgather, allreduce, bcast, reduce)");
+    if (!coll) usage_error("--collectives: unknown collective '" + c + "' (" + collective_names() + ")");
+    if (!module_collective(*coll))
+      usage_error("--collectives: " + c + ": the MPICH module, which reads the tuned file too, does not serve it; "
+                  "gencoll-sim --sweep --collectives " + c + " simulates its algorithms");
     req.colls.push_back(*coll);
   }
   for (std::uint64_t b = 1; b <= max_size; b *= 2)

@@ -133,12 +133,12 @@ TreeModel tree_model(int p, std::uint64_t seed, std::uint64_t& keysum) {
 // Rank r's recv[0, n) must hold the reduction of all p ranks' vectors; with
 // `same_as`, bitwise the same as that rank's.
 std::string check_reduced(const Engine<TreeModel>& eng, int p, std::uint64_t keysum, int r, std::uint64_t n,
-                          bool require_rank_order, int same_as) {
+                          bool require_rank_order, int same_as, std::uint64_t first = 0) {
   const TreeVal* v = eng.recv(r);
   for (std::uint64_t e = 0; e < n; ++e) {
     std::string why;
-    if (v[e].cnt == 0 || v[e].elem != e)
-      why = "should reduce element " + std::to_string(e) + " of all ranks";
+    if (v[e].cnt == 0 || v[e].elem != first + e)
+      why = "should reduce element " + std::to_string(first + e) + " of all ranks";
     else if (v[e].cnt != static_cast<std::uint32_t>(p) || v[e].keysum != keysum)
       why = "should combine each of the " + std::to_string(p) + " ranks exactly once";
     else if (require_rank_order && !(v[e].ordered && v[e].lo == 0 && v[e].hi == p))
@@ -239,6 +239,28 @@ CheckReport check_reduce(const std::vector<Schedule>& schedules, std::uint64_t c
   return why.empty() ? rep : failed(rep, why);
 }
 
+CheckReport check_reduce_scatter_block(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
+                                       bool require_rank_order, const CheckOptions& opts) {
+  CheckReport rep;
+  if (schedules.empty()) return failed(rep, "no schedules");
+  fill_stats(schedules, rep);
+  const int p = static_cast<int>(schedules.size());
+  const std::uint64_t total = count * static_cast<std::uint64_t>(p);
+  // In place, the caller's vector is the recv buffer, result at its start.
+  Buffers b = uniform(p, total, in_place ? total : count);
+  if (in_place) b.alias.assign(p, 0);
+  std::uint64_t keysum;
+  const TreeModel model = tree_model(p, opts.seed, keysum);
+  Engine<TreeModel> eng(schedules, model, std::move(b), opts);
+  if (!eng.run()) return failed(rep, eng.err);
+  for (int r = 0; r < p; ++r) {
+    const std::string why =
+        check_reduced(eng, p, keysum, r, count, require_rank_order, -1, static_cast<std::uint64_t>(r) * count);
+    if (!why.empty()) return failed(rep, why);
+  }
+  return rep;
+}
+
 CheckReport check(const CollParams& params, bool in_place, const CheckOptions& opts) {
   std::vector<Schedule> s;
   s.reserve(params.p > 0 ? params.p : 0);
@@ -258,6 +280,8 @@ CheckReport check(const CollParams& params, bool in_place, const CheckOptions& o
     case Collective::bcast: return check_bcast(s, params.count, params.root, opts);
     case Collective::reduce:
       return check_reduce(s, params.count, params.root, in_place, !params.commutative, opts);
+    case Collective::reduce_scatter_block:
+      return check_reduce_scatter_block(s, params.count, in_place, !params.commutative, opts);
   }
   return failed(CheckReport{}, "unknown collective");
 }

@@ -53,6 +53,11 @@ CheckReport check_bcast(const std::vector<Schedule>& schedules, std::uint64_t co
 CheckReport check_reduce(const std::vector<Schedule>& schedules, std::uint64_t count, int root, bool in_place,
                          bool require_rank_order, const CheckOptions& opts = {});
 
+// Rank r's recv[0, count) must hold block r of the reduction; in place, the
+// vector of p blocks is the recv buffer.
+CheckReport check_reduce_scatter_block(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
+                                       bool require_rank_order, const CheckOptions& opts = {});
+
 // Generates every rank's schedule with gencoll::generate() and checks them. Rank
 // order is required exactly when params.commutative is false; bcast ignores in_place.
 CheckReport check(const CollParams& params, bool in_place, const CheckOptions& opts = {});

@@ -8,8 +8,8 @@
 
 namespace gencoll {
 
-enum class Collective { allgather, allreduce, bcast, reduce };
-constexpr int kCollectiveCount = 4;
+enum class Collective { allgather, allreduce, bcast, reduce, reduce_scatter_block };
+constexpr int kCollectiveCount = 5;
 
 enum class Algorithm {
   knomial,                         // k-nomial tree (gather/reduce + bcast)
@@ -19,6 +19,7 @@ enum class Algorithm {
   ring,                            // baseline: kring with one group of p
   recursive_doubling,              // baseline: recursive multiplying with k = 2
   binomial,                        // baseline: k-nomial with k = 2
+  kbruck,                          // Bruck's allgather, radix k: ceil(log_k p) rounds, any p
 };
 
 // The largest radix any binding or file accepts (2^30: far beyond any
@@ -32,7 +33,7 @@ struct CollParams {
   int p = 1;
   int rank = 0;
   int k = 2;                 // radix; ignored by the fixed-radix baselines
-  std::uint64_t count = 0;   // allgather: elements per block; allreduce: vector length
+  std::uint64_t count = 0;   // allgather, reduce_scatter_block: elements per block; others: vector length
   int root = 0;
   bool commutative = true;   // of the reduction op; ignored by allgather
   // Reduce all blocks a rank receives in one round with one fold step (one

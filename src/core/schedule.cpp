@@ -142,6 +142,49 @@ Handle ScheduleBuilder::fold(const std::vector<Range>& in, Range dst, const std:
   return add(s, deps.data(), deps.size());
 }
 
+std::vector<Handle> ScheduleBuilder::embed(const Schedule& sub, Place send_at, Place recv_at,
+                                           const std::vector<Handle>& deps) {
+  if (sub.rank != sched_.rank || sub.size != sched_.size)
+    throw std::logic_error("ScheduleBuilder: embedding a schedule of another rank or size");
+  const std::uint64_t tmp_base = scratch(sub.tmp_count).offset;
+  const auto place = [&](Range x) {
+    switch (x.buf) {
+      case Buf::send: return Range{send_at.buf, send_at.offset + x.offset, x.count};
+      case Buf::recv: return Range{recv_at.buf, recv_at.offset + x.offset, x.count};
+      case Buf::tmp: return Range{Buf::tmp, tmp_base + x.offset, x.count};
+    }
+    return x;
+  };
+  const Handle base = static_cast<Handle>(sched_.steps.size());
+  std::vector<char> waited_for(sub.steps.size(), 0);
+  std::vector<Handle> d;
+  for (const Step& st : sub.steps) {
+    d.clear();
+    for (const Handle* h = sub.deps_begin(st); h != sub.deps_end(st); ++h) {
+      d.push_back(base + *h);
+      waited_for[*h] = 1;
+    }
+    if (d.empty()) d = deps;
+    switch (st.kind) {
+      case StepKind::send: send(st.peer, place(st.src), d); break;
+      case StepKind::recv: recv(st.peer, place(st.dst), d); break;
+      case StepKind::reduce: reduce(place(st.src), place(st.dst), d); break;
+      case StepKind::copy: copy(place(st.src), place(st.dst), d); break;
+      case StepKind::permute: permute(place(st.dst), sub.perms[st.perm], d); break;
+      case StepKind::fold: {
+        std::vector<Range> in{place(st.src)};
+        for (const Range* o = sub.operands_begin(st); o != sub.operands_end(st); ++o) in.push_back(place(*o));
+        fold(in, place(st.dst), d);
+        break;
+      }
+    }
+  }
+  std::vector<Handle> sinks;
+  for (std::size_t i = 0; i < sub.steps.size(); ++i)
+    if (!waited_for[i]) sinks.push_back(base + static_cast<Handle>(i));
+  return sinks;
+}
+
 Range ScheduleBuilder::scratch(std::uint64_t count) {
   Range r{Buf::tmp, sched_.tmp_count, count};
   sched_.tmp_count += count;

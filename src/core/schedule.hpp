@@ -110,6 +110,19 @@ class ScheduleBuilder {
   // with unspecified data. One input is a plain reduce.
   Handle fold(const std::vector<Range>& in, Range dst, const std::vector<Handle>& deps);
 
+  // Where an embedded schedule's send or recv buffer lies in this one.
+  struct Place {
+    Buf buf;
+    std::uint64_t offset;
+  };
+  // Appends `sub` (a schedule of the same rank and size) as a sub-schedule: its
+  // send and recv ranges moved to `send_at` and `recv_at`, its scratch to fresh
+  // scratch here, its steps without dependencies made to wait for `deps`.
+  // Message tags continue this builder's sequence per peer, so sub-schedules
+  // compose like steps written here. Returns its sinks (the steps none of its
+  // others wait for): everything it did is finished once they are.
+  std::vector<Handle> embed(const Schedule& sub, Place send_at, Place recv_at, const std::vector<Handle>& deps);
+
   // Grows the scratch area and returns a fresh range in it.
   Range scratch(std::uint64_t count);
 

@@ -1,10 +1,12 @@
-// libgencoll-pmpi: intercepts MPI_Allgather, MPI_Allreduce, MPI_Bcast and MPI_Reduce of unmodified
+// libgencoll-pmpi: intercepts MPI_Allgather, MPI_Allreduce, MPI_Bcast, MPI_Reduce and
+// MPI_Reduce_scatter_block of unmodified
 // programs (LD_PRELOAD) and runs the gencoll algorithm the GENCOLL_* environment
 // selects (a per-collective variable, else GENCOLL_SELECTION_FILE, per call);
 // everything else, and every call it cannot serve, goes to the MPI's own
 // implementation through PMPI.
 #include <mpi.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -199,7 +201,7 @@ SelectionCall describe(const Call& call, bool inter) {
   s.op_built_in = predefined_op(call.op);
   // Reduce's MPI_IN_PLACE is the root's alone, and every rank must reach the
   // same leaf: only the all-or-none collectives report it.
-  s.sendbuf_inplace = call.in_place && (call.coll == Collective::allreduce || call.coll == Collective::allgather);
+  s.sendbuf_inplace = call.in_place && call.coll != Collective::reduce && call.coll != Collective::bcast;
   int level = MPI_THREAD_SINGLE;
   PMPI_Query_thread(&level);
   s.multi_threaded = level == MPI_THREAD_MULTIPLE;  // MPICH's MPIR_IS_THREADED
@@ -317,8 +319,8 @@ extern "C" {
 __attribute__((visibility("default"))) int gencoll_pmpi_select(const char* collective, const char* algorithm, int k) {
   const std::optional<Collective> c = collective ? parse_collective(collective) : std::nullopt;
   if (!c) {
-    std::fprintf(stderr, "gencoll_pmpi_select: collective \"%s\": expected allgather, allreduce, bcast or reduce\n",
-                 collective ? collective : "(null)");
+    std::fprintf(stderr, "gencoll_pmpi_select: collective \"%s\": expected one of %s\n",
+                 collective ? collective : "(null)", collective_names().c_str());
     return -1;
   }
   Selection& sel = g_config.coll[static_cast<int>(*c)];
@@ -434,6 +436,29 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
     b.send_count = count;
     b.send_type = type;
     b.recv = recvbuf;  // significant at the root only; the schedule never touches it elsewhere
+    b.type = type;
+    b.op = op;
+    return run(call, *plan, b);
+  });
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  if (recvcount <= 0) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  return guarded([&] {
+    const Call call{Collective::reduce_scatter_block, comm, static_cast<std::uint64_t>(recvcount), type, op,
+                    sendbuf == MPI_IN_PLACE, 0};
+    const std::optional<Plan> plan = decide(call);
+    if (!plan) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+    int p = 1;
+    PMPI_Comm_size(comm, &p);
+    if (static_cast<long long>(recvcount) * p > INT_MAX)  // PmpiBuffers counts are ints (issue 18)
+      return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+    PmpiBuffers b;
+    b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // in place, recvbuf holds all p blocks
+    b.send_count = recvcount * p;
+    b.send_type = type;
+    b.recv = recvbuf;
     b.type = type;
     b.op = op;
     return run(call, *plan, b);

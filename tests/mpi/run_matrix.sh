@@ -93,12 +93,19 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-# Default: every algorithm of the table (coll/algorithm_table.cpp), as gencoll-sim lists it.
-if [ -z "$ALGS" ]; then
-    SIM="${builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/selection/gencoll-sim"
-    ALGS="$("$SIM" --list-algorithms 2>/dev/null | tr '\n' ' ')native"
-    [ "$ALGS" != native ] || { echo "run_matrix: cannot list the algorithms with $SIM (build first, or give --algs)" >&2; exit 2; }
-fi
+# What the algorithm table (coll/algorithm_table.cpp) says, as gencoll-sim
+# lists it: every algorithm (the default), those without a radix, those the
+# MPICH module registers, and each collective's.
+SIM="${builddir:-$(cd "$(dirname "$0")/../.." && pwd)/build}/selection/gencoll-sim"
+table() { "$SIM" --list-algorithms "$@" 2>/dev/null | tr '\n' ' '; }
+TABLE_ALL=$(table)
+[ -n "$TABLE_ALL" ] || { echo "run_matrix: cannot list the algorithms with $SIM (build first)" >&2; exit 2; }
+TABLE_FIXED=$(table fixed)
+TABLE_MODULE=$(table module)
+declare -A TABLE_COLL
+for coll in allgather allreduce bcast reduce reduce_scatter_block; do TABLE_COLL[$coll]=$(table $coll); done
+listed() { case " $1 " in *" $2 "*) return 0 ;; esac; return 1; }
+[ -n "$ALGS" ] || ALGS="${TABLE_ALL}native"
 if [ -z "$MPI" ] || [ -z "$LIB" ] || [ -z "$BIN" ]; then usage; fi
 
 case "$MPI" in
@@ -114,8 +121,15 @@ gencoll-mpich)
     [ -x "$MPICH_PREFIX/bin/mpiexec" ] || { echo "run_matrix: --mpich-prefix has no bin/mpiexec: '$MPICH_PREFIX'" >&2; exit 2; }
     MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
     MPILIB_RE='libmpich'
-    # The fixed-radix baselines are MPICH's own algorithms under this MPI.
-    ALGS=$(echo " $ALGS " | sed 's/ ring / /; s/ recursive_doubling / /; s/ binomial / /')
+    # The fixed-radix baselines are MPICH's own algorithms under this MPI, and
+    # only the algorithms the module registers can be named.
+    kept=""
+    for alg in $ALGS; do
+        if [ "$alg" = native ] || { listed "$TABLE_MODULE" "$alg" && ! listed "$TABLE_FIXED" "$alg"; }; then
+            kept="$kept $alg"
+        fi
+    done
+    ALGS=$kept
     ;;
 *) echo "run_matrix: --mpi must be mpich, openmpi or gencoll-mpich" >&2; exit 2 ;;
 esac
@@ -190,9 +204,10 @@ run_one() {
     local ALG log t0 t1 secs rc status
     ALG="$(echo "$alg" | tr '[:lower:]' '[:upper:]')"
     log="$LOGDIR/$MPI.$alg.p$p.k$k.log"
-    # Each collective gets the algorithm where gencoll has it (bcast: all but
-    # permuted_recursive_multiplying; reduce: knomial and binomial), else stays
-    # with the MPI's own. MPICH's waits spin, so gencoll yields there.
+    # Each collective gets the algorithm where gencoll has it (the table says
+    # where), else stays with the MPI's own, except reduce, which runs gencoll's
+    # k-nomial at k = 2 rather than wait on the MPI's own (MPICH's spins).
+    # MPICH's waits spin, so gencoll yields there.
     local -a envs=()
     local coll COLL native_reduce=1
     if [ "$MPI" = gencoll-mpich ]; then
@@ -200,31 +215,31 @@ run_one() {
         for coll in allgather allreduce bcast reduce; do
             COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
             envs+=("MPIR_CVAR_${COLL}_DEVICE_COLLECTIVE=0")
-            case "$coll:$alg" in
-            *:native | bcast:permuted_recursive_multiplying) continue ;;
-            reduce:knomial) native_reduce=0 ;;
-            reduce:*)
-                envs+=("MPIR_CVAR_REDUCE_INTRA_ALGORITHM=knomial" "MPIR_CVAR_REDUCE_KNOMIAL_KVAL=2")
-                native_reduce=0
-                continue ;;
-            esac
+            [ "$alg" = native ] && continue
+            if ! listed "${TABLE_COLL[$coll]}" "$alg"; then
+                if [ "$coll" = reduce ]; then
+                    envs+=("MPIR_CVAR_REDUCE_INTRA_ALGORITHM=knomial" "MPIR_CVAR_REDUCE_KNOMIAL_KVAL=2")
+                    native_reduce=0
+                fi
+                continue
+            fi
+            [ "$coll" = reduce ] && native_reduce=0
             envs+=("MPIR_CVAR_${COLL}_INTRA_ALGORITHM=$alg")
             [ "$k" != - ] && envs+=("MPIR_CVAR_${COLL}_${ALG}_KVAL=$k")
         done
     fi
-    for coll in allgather allreduce bcast reduce; do
+    for coll in allgather allreduce bcast reduce reduce_scatter_block; do
         [ "$MPI" = gencoll-mpich ] && break
         COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
-        case "$coll:$alg" in
-        *:native | bcast:permuted_recursive_multiplying) continue ;;
-        reduce:knomial | reduce:binomial) native_reduce=0 ;;
-        reduce:*)
-            # Reduce has only the k-nomial family: test it binomially in these
-            # runs rather than wait on the MPI's own (MPICH's spins).
-            envs+=("GENCOLL_REDUCE_INTRA_ALGORITHM=binomial")
-            native_reduce=0
-            continue ;;
-        esac
+        [ "$alg" = native ] && continue
+        if ! listed "${TABLE_COLL[$coll]}" "$alg"; then
+            if [ "$coll" = reduce ]; then
+                envs+=("GENCOLL_REDUCE_INTRA_ALGORITHM=binomial")
+                native_reduce=0
+            fi
+            continue
+        fi
+        [ "$coll" = reduce ] && native_reduce=0
         envs+=("GENCOLL_${COLL}_INTRA_ALGORITHM=$alg")
         [ "$k" != - ] && envs+=("GENCOLL_${COLL}_${ALG}_KVAL=$k")
     done
@@ -284,11 +299,13 @@ run_one() {
 RUNS=()
 for p in $PROCS; do
     for alg in $ALGS; do
-        case "$alg" in
-        native) [ "$p" -le "$NATIVE_MAX_P" ] && RUNS+=("$alg $p -") ;;
-        ring|recursive_doubling|binomial) RUNS+=("$alg $p -") ;;
-        *) for k in $(kvals "$p"); do RUNS+=("$alg $p $k"); done ;;
-        esac
+        if [ "$alg" = native ]; then
+            [ "$p" -le "$NATIVE_MAX_P" ] && RUNS+=("$alg $p -")
+        elif listed "$TABLE_FIXED" "$alg"; then
+            RUNS+=("$alg $p -")
+        else
+            for k in $(kvals "$p"); do RUNS+=("$alg $p $k"); done
+        fi
     done
 done
 

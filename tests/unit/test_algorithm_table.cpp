@@ -2,6 +2,7 @@
 // needs, generators and the MPICH module's algorithm numbers.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -22,7 +23,7 @@ TEST_CASE("every algorithm has one row, with a unique name that parses back", "[
     CHECK(std::string(to_string(i.alg)) == i.name);
     CHECK(&info(i.alg) == &i);
   }
-  CHECK(algs.size() == static_cast<std::size_t>(Algorithm::binomial) + 1);
+  CHECK(algs.size() == static_cast<std::size_t>(Algorithm::kbruck) + 1);  // the last enumerator
 }
 
 TEST_CASE("the ABI numbers are the MPICH module's enum gencoll_alg", "[table]") {
@@ -66,4 +67,38 @@ TEST_CASE("canonical parameters: radices that clamp to one are one schedule and 
   ScheduleCache cache(4, ScheduleCache::Sharing::one_thread);
   CHECK(cache.get(k5) == cache.get(k9));
   CHECK(cache.get(k5) != cache.get(make_params(Collective::allreduce, Algorithm::kring, 4, 2, 100)));
+}
+
+TEST_CASE("a baseline is its family at the baseline's radix: the same schedule", "[table]") {
+  for (const AlgorithmInfo& i : algorithm_infos()) {
+    INFO(i.name);
+    const AlgorithmInfo& fam = info(i.family);
+    CHECK(fam.family == fam.alg);  // families are generalized algorithms
+    CHECK((i.family == i.alg) == (i.radix == RadixRule::clamped));
+    if (i.family == i.alg) continue;
+    for (Collective c : all_collectives()) {
+      if (!supports(c, i.alg)) continue;
+      CHECK(supports(c, i.family));
+      for (int p : {1, 3, 4, 7})
+        for (int r = 0; r < p; ++r) {
+          CollParams base = make_params(c, i.alg, p, 5, 3, p / 2);
+          base.rank = r;
+          CollParams gen = base;
+          gen.alg = i.family;
+          gen.k = std::max(2, effective_radix(i.alg, p, 5));  // a radix below 2 is refused
+          CHECK(generate(base).describe() == generate(gen).describe());
+        }
+    }
+  }
+}
+
+TEST_CASE("the MPICH module runs an algorithm when it or its family has an ABI number", "[table]") {
+  CHECK(in_module(Algorithm::kring));
+  CHECK(in_module(Algorithm::ring));
+  CHECK(in_module(Algorithm::binomial));
+  CHECK_FALSE(in_module(Algorithm::kbruck));
+  CHECK(in_module(Collective::allgather, Algorithm::kring));
+  CHECK_FALSE(in_module(Collective::allgather, Algorithm::kbruck));
+  CHECK_FALSE(in_module(Collective::reduce_scatter_block, Algorithm::kring));  // the module lacks the collective
+  CHECK_FALSE(in_module(Collective::reduce, Algorithm::kring));                // gencoll lacks the pair
 }

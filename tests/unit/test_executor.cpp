@@ -161,7 +161,7 @@ std::vector<int> radices_for(int p) {
 }  // namespace
 
 TEST_CASE("allreduce with a non-commutative op reduces in rank order on every rank", "[executor]") {
-  for (Algorithm alg : all_algorithms()) {
+  for (Algorithm alg : algorithms_for(Collective::allreduce)) {
     if (requires_commutative(Collective::allreduce, alg)) continue;
     for (int p = 1; p <= 12; ++p)
       for (int k : radices_for(p))
@@ -182,7 +182,7 @@ TEST_CASE("allreduce with a non-commutative op reduces in rank order on every ra
 }
 
 TEST_CASE("allreduce of doubles gives the same bits on every rank", "[executor]") {
-  for (Algorithm alg : all_algorithms())
+  for (Algorithm alg : algorithms_for(Collective::allreduce))
     for (int p : {2, 3, 5, 6, 7, 9, 12})
       for (int k : radices_for(p)) {
         const std::uint64_t n = 2 * p + 3;
@@ -202,7 +202,7 @@ TEST_CASE("allreduce of doubles gives the same bits on every rank", "[executor]"
 }
 
 TEST_CASE("allgather delivers every block to every rank", "[executor]") {
-  for (Algorithm alg : all_algorithms())
+  for (Algorithm alg : algorithms_for(Collective::allgather))
     for (int p = 1; p <= 12; ++p)
       for (int k : radices_for(p))
         for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{5}}) {
@@ -255,6 +255,30 @@ TEST_CASE("reduce with a non-commutative op gives the rank-ordered product at ev
             INFO(to_string(alg) << " p=" << p << " k=" << k << " root=" << root << " commutative=" << commutative);
             REQUIRE(out[root] == expect);
           }
+}
+
+TEST_CASE("reduce_scatter_block gives each rank its block of the product, in rank order where the op needs it",
+          "[executor]") {
+  for (Algorithm alg : algorithms_for(Collective::reduce_scatter_block))
+    for (int p = 1; p <= 12; ++p)
+      for (int k : radices_for(p))
+        for (bool commutative : {false, true}) {
+          if (!commutative && requires_commutative(Collective::reduce_scatter_block, alg)) continue;
+          const std::uint64_t n = 3;  // per block
+          const std::uint64_t total = n * static_cast<std::uint64_t>(p);
+          CollParams prm{Collective::reduce_scatter_block, alg, p, 0, k, n, 0, commutative};
+          std::vector<std::vector<Mat>> in(p, std::vector<Mat>(total));
+          for (int r = 0; r < p; ++r)
+            for (std::uint64_t i = 0; i < total; ++i)  // diagonal matrices commute
+              in[r][i] = commutative ? Mat{r + 2 + std::int64_t(i), 0, 0, r + 1} : Mat{r + 2 + std::int64_t(i), 1, 1, 0};
+          std::vector<Mat> expect = in[0];
+          for (int r = 1; r < p; ++r)
+            for (std::uint64_t i = 0; i < total; ++i) expect[i] = mul(expect[i], in[r][i]);
+          auto out = run_all<Mat>(prm, in, n, mul);
+          INFO(to_string(alg) << " p=" << p << " k=" << k << " commutative=" << commutative);
+          for (int r = 0; r < p; ++r)
+            REQUIRE(std::equal(out[r].begin(), out[r].end(), expect.begin() + static_cast<std::ptrdiff_t>(r * n)));
+        }
 }
 
 // ---- the C ABI that MPICH's glue calls (src/mpich/gencoll_mpich.h) ----------

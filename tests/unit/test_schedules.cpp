@@ -52,8 +52,8 @@ bool same_schedule(const Schedule& a, const Schedule& b) {
   }
   for (std::size_t i = 0; i < a.perms.size(); ++i) {
     const PermutationSpec &x = a.perms[i], &y = b.perms[i];
-    if (x.radices != y.radices || x.new_rank != y.new_rank || x.unit_begin != y.unit_begin ||
-        x.unit_count != y.unit_count)
+    if (x.form != y.form || x.radices != y.radices || x.new_rank != y.new_rank || x.unit_begin != y.unit_begin ||
+        x.unit_count != y.unit_count || x.units != y.units || x.shift != y.shift || x.dest != y.dest)
       return false;
   }
   return true;
@@ -113,6 +113,9 @@ Outcome run_task(const Task& t) {
             case Collective::allreduce: rep = check_allreduce(s, t.count, in_place, !prm.commutative, opt); break;
             case Collective::bcast: rep = check_bcast(s, t.count, t.root, opt); break;
             case Collective::reduce: rep = check_reduce(s, t.count, t.root, in_place, !prm.commutative, opt); break;
+            case Collective::reduce_scatter_block:
+              rep = check_reduce_scatter_block(s, t.count, in_place, !prm.commutative, opt);
+              break;
           }
           if (!rep.ok)
             out.failures.push_back(describe(prm, in_place) + (seed ? " seed=" + std::to_string(seed) : "") + "\n  " +
@@ -181,7 +184,7 @@ void report(const std::vector<Task>& tasks) {
 // with an empty block (p - 1) and one with blocks of 2 and 3 elements (2p + 3).
 std::vector<std::uint64_t> counts_for(Collective c, int p) {
   const auto n = [](int x) { return static_cast<std::uint64_t>(x); };
-  if (c == Collective::allgather) return {1, 3};
+  if (c == Collective::allgather || c == Collective::reduce_scatter_block) return {1, 3};
   if (c == Collective::bcast || c == Collective::reduce) return {n(std::max(p - 1, 1)), n(2 * p + 3)};
   std::vector<std::uint64_t> v{1, n(p + 1), n(2 * p + 3)};
   if (p - 1 > 1) v.push_back(n(p - 1));
@@ -225,7 +228,8 @@ std::vector<Task> large_tasks(bool huge) {
         std::vector<int> ks{2};
         if (has_radix(a)) ks = {2, 3, 4, 7, 16, p};
         std::vector<std::uint64_t> counts{1, 3};
-        if (c != Collective::allgather) counts = {1, static_cast<std::uint64_t>(p + 1)};
+        if (c != Collective::allgather && c != Collective::reduce_scatter_block)
+          counts = {1, static_cast<std::uint64_t>(p + 1)};
         const int root = c == Collective::bcast || c == Collective::reduce ? p / 3 : 0;
         for (std::uint64_t n : counts) tasks.push_back(Task{c, a, p, n, root, ks, std::uint64_t{1} << 22});
       }
@@ -262,7 +266,7 @@ namespace {
 // step (device buffers), also in randomised orders.
 std::vector<Task> folded_tasks(int max_p, std::vector<std::uint64_t> seeds) {
   std::vector<Task> tasks;
-  for (Collective c : {Collective::allreduce, Collective::reduce})
+  for (Collective c : {Collective::allreduce, Collective::reduce, Collective::reduce_scatter_block})
     for (Task t : small_tasks(c, max_p, seeds)) {
       if (t.alg != Algorithm::recursive_multiplying && t.alg != Algorithm::permuted_recursive_multiplying &&
           t.alg != Algorithm::knomial)
@@ -287,6 +291,11 @@ TEST_CASE("bcast generators pass the checker for p <= 64, every k and three root
 
 TEST_CASE("reduce generators pass the checker for p <= 64, every k and three roots", "[schedules][reduce]") {
   report(small_tasks(Collective::reduce));
+}
+
+TEST_CASE("reduce_scatter_block generators pass the checker for p <= 64 and every k",
+          "[schedules][reduce_scatter_block]") {
+  report(small_tasks(Collective::reduce_scatter_block));
 }
 
 TEST_CASE("generators pass the checker in randomised orders for p <= 20", "[schedules][random]") {
@@ -339,6 +348,24 @@ TEST_CASE("message counts per rank match the closed forms", "[schedules][message
       }
     }
   }
+  // kbruck: k - 1 messages per full round, ceil(log_k p) rounds, p - 1 blocks
+  // sent in all by every rank whatever p and k.
+  for (int k : {2, 3, 4, 5}) {
+    for (int m = 1, p = k; p <= 625; ++m, p *= k) {
+      INFO("kbruck allgather p=" << p << " k=" << k << ": m(k-1) = " << m * (k - 1));
+      CHECK(all_equal(sends_per_rank(params(ag, Algorithm::kbruck, p, k, 2)), m * (k - 1)));
+    }
+  }
+  for (int p = 1; p <= 40; ++p)
+    for (int k = 2; k <= p + 1; ++k)
+      for (int r = 0; r < p; ++r) {
+        CollParams prm = params(ag, Algorithm::kbruck, p, k, 3);
+        prm.rank = r;
+        std::uint64_t sent = 0;
+        for (const Step& st : generate(prm).steps) sent += st.kind == StepKind::send ? st.src.count : 0;
+        INFO("kbruck allgather p=" << p << " k=" << k << " rank " << r);
+        CHECK(sent == 3u * static_cast<std::uint64_t>(p - 1));
+      }
   // kring with k | p: (p/k - 1) inter-group plus (k - 1) p/k intra-group = p - 1.
   for (int p : {4, 6, 12, 24, 60}) {
     for (int k = 2; k <= p; ++k) {
