@@ -91,7 +91,7 @@ BenchConfig parse_config(Collective c, const std::string& text) {
 }
 
 std::vector<BenchConfig> expand_sweep(Collective c, const std::string& list, int p, int ranks_per_node,
-                                      bool mpich, bool lenient) {
+                                      bool mpich, bool lenient, bool module_only) {
   std::vector<BenchConfig> out;
   std::set<std::string> seen;
   const auto add = [&](BenchConfig cfg) {
@@ -105,6 +105,7 @@ std::vector<BenchConfig> expand_sweep(Collective c, const std::string& list, int
     const std::vector<int> radices = sim::radix_candidates(p, ranks_per_node);
     for (Algorithm a : algorithms_for(c)) {
       if (!has_radix(a)) continue;  // the baselines are their generalized form at a fixed radix
+      if (module_only && !in_module(c, a)) continue;
       std::set<int> eff;
       for (int k : radices)
         if (eff.insert(effective_radix(a, p, k)).second) {

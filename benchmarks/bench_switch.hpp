@@ -39,9 +39,11 @@ BenchConfig parse_config(Collective c, const std::string& text);
 // runs them), "mpich" (MPICH 4.0.2's own algorithms) and "all" (native,
 // mpich, gencoll). Duplicates are dropped. With `lenient`, an item naming an
 // algorithm this collective lacks but another has is left out (a list shared
-// by several collectives); otherwise it is an error.
+// by several collectives); otherwise it is an error. With `module_only`
+// (gencoll reached through the MPICH module alone), the groups hold only
+// what the module registers.
 std::vector<BenchConfig> expand_sweep(Collective c, const std::string& list, int p, int ranks_per_node,
-                                      bool mpich, bool lenient);
+                                      bool mpich, bool lenient, bool module_only = false);
 
 // MPICH 4.0.2's own values of MPIR_CVAR_<COLL>_INTRA_ALGORITHM, in their enum
 // order after "auto" (the order MPI_T exposes them as integers).
@@ -55,6 +57,8 @@ class Switch {
   Switch& operator=(const Switch&) = delete;
 
   bool is_mpich() const { return mpich_; }
+  // gencoll is reached through the MPICH module only (no interposition library).
+  bool module_only() const { return module_ && !pmpi_select_; }
   // Describes how gencoll algorithms are reached ("interposition library",
   // "MPICH module", or why they cannot be).
   std::string gencoll_route() const;

@@ -373,7 +373,7 @@ int run(int argc, char** argv) {
   std::map<Collective, std::vector<BenchConfig>> configs;
   try {
     for (Collective c : o.colls) {
-      configs[c] = expand_sweep(c, o.sweep, p, per_node, sw.is_mpich(), o.colls.size() > 1);
+      configs[c] = expand_sweep(c, o.sweep, p, per_node, sw.is_mpich(), o.colls.size() > 1, sw.module_only());
       for (const BenchConfig& cfg : configs[c])
         if (const std::string why = sw.unavailable(c, cfg); !why.empty())
           throw std::invalid_argument(cfg.name() + " for " + to_string(c) + ": " + why);

@@ -14,7 +14,7 @@ Schedule ar_prm(const CollParams& p) { return allreduce_recursive_multiplying(p,
 using A = Algorithm;
 using C = Collective;
 
-// ABI numbers are fixed by src/mpich/gencoll_mpich.h (GENCOLL_KNOMIAL = 0, ...).
+// ABI numbers are fixed by src/cabi/gencoll_mpich.h (GENCOLL_KNOMIAL = 0, ...).
 // What each algorithm is: enum Algorithm in algorithms.hpp.
 const std::vector<AlgorithmInfo> kInfos = {
     {A::knomial, "knomial", RadixRule::clamped, A::knomial, 0},

@@ -30,7 +30,7 @@ struct AlgorithmInfo {
   // The generalized algorithm a fixed-radix baseline is one radix of (itself
   // for the generalized ones): binomial is k-nomial at k = 2.
   Algorithm family;
-  int abi;  // enum gencoll_alg of src/mpich/gencoll_mpich.h; -1: not in the MPICH module
+  int abi;  // enum gencoll_alg of src/cabi/gencoll_mpich.h; -1: not in the MPICH module
 };
 
 struct Implementation {

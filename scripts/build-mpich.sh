@@ -78,11 +78,11 @@ configure_flags=(--with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr
   --with-datatype-engine=dataloop --with-pm=hydra
   --disable-fortran --disable-cxx --disable-romio --enable-shared --disable-static
   --enable-g=none --enable-fast=O2)
-cppflags="-I$repo/src/mpich"
+cppflags="-I$repo/src/cabi"
 [ "$yield" = yes ] && cppflags="$cppflags -DMPIDI_CH4_PROGRESS_SCHED_YIELD"
 
 patches=("$repo/src/mpich/mpich-4.0.2.patch" "$repo"/src/mpich/mpich-4.0.2-*.patch)
-key=$( { echo "$source_id"; cat "${patches[@]}" "$repo/src/mpich/gencoll_mpich.h" "$0";
+key=$( { echo "$source_id"; cat "${patches[@]}" "$repo/src/cabi/gencoll_mpich.h" "$0";
          (cd "$repo/src/mpich/overlay" && find . -type f | sort | xargs cat);
          echo "${configure_flags[*]} $cppflags"; } | sha256sum | cut -c1-16)
 work="$cache/mpich-$version-$key"

@@ -499,7 +499,7 @@ bool device_buffers(const Machine& m, const SimOptions& opt) {
 
 CollParams rank_params(const Machine& m, const SimOptions& opt, CollParams prm, int rank) {
   prm.rank = rank;
-  prm.fold_rounds = device_buffers(m, opt);
+  prm.fold_rounds = fold_rounds_for(device_buffers(m, opt));
   return prm;
 }
 

@@ -16,7 +16,9 @@ allowed() {
     src/check) echo "src/core coll" ;;
     src/runtime) echo "src/core coll src/exec gpu" ;;
     src/pmpi) echo "src/core coll gpu src/exec src/runtime" ;;
-    src/mpich) echo "src/core coll src/exec" ;;
+    src/cabi) echo "src/core coll src/exec" ;;
+    src/mpich) echo "src/cabi" ;;
+    src/ompi) echo "src/cabi" ;;
     selection) echo "src/core coll" ;;
     profiler) echo "src/core coll selection" ;;
     *) echo "ANY" ;;
@@ -42,7 +44,8 @@ done
 
 # The checker in a binding would ship test code to users.
 build=${builddir:-.}
-for so in "$build"/mpich/.libs/libgencoll-pmpi.so "$build"/openmpi/.libs/libgencoll-pmpi.so "$build"/.libs/libgencoll-mpich.so; do
+for so in "$build"/mpich/.libs/libgencoll-pmpi.so "$build"/openmpi/.libs/libgencoll-pmpi.so "$build"/.libs/libgencoll-mpich.so \
+          "$build"/ompi-component/.libs/mca_coll_gencoll.so; do
   [ -f "$so" ] || continue
   if nm -C --defined-only "$so" | grep -q 'gencoll::check_allreduce'; then
     echo "check_layers: $so contains the checker"; status=1

@@ -23,7 +23,7 @@ enum class Algorithm {
 };
 
 // The largest radix any binding or file accepts (2^30: far beyond any
-// communicator, and k^2 still fits 64 bits); src/mpich/gencoll_mpich.h's
+// communicator, and k^2 still fits 64 bits); src/cabi/gencoll_mpich.h's
 // GENCOLL_MAX_RADIX is the same number.
 constexpr int kMaxRadix = 1 << 30;
 
@@ -48,6 +48,13 @@ struct CollParams {
            a.count == b.count && a.root == b.root && a.commutative == b.commutative && a.fold_rounds == b.fold_rounds;
   }
 };
+
+// The one policy for CollParams::fold_rounds, for every binding and the
+// simulator: on device buffers a round's blocks are reduced in one pass (one
+// kernel launch instead of one per block); on host buffers the pairwise chain
+// starts as the first blocks arrive. The messages are the same either way, so
+// ranks with host and with device buffers still match.
+inline bool fold_rounds_for(bool device_buffers) { return device_buffers; }
 
 // The parameters of rank 0 of a call with a commutative op; callers set rank,
 // root or commutative where they differ.

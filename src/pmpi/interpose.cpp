@@ -277,9 +277,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
   if (call.coll == Collective::allgather) recv_count *= static_cast<std::uint64_t>(prm.p);
   if (call.coll == Collective::reduce && prm.rank != call.root) recv_count = 0;
   const BufferPlace place = buffer_place(bufs, recv_count, g_config, prm.rank == 0);
-  // On a device a round's blocks are reduced by one kernel; the messages are
-  // the same, so ranks with host and with device buffers still match.
-  prm.fold_rounds = place.device();
+  prm.fold_rounds = fold_rounds_for(place.device());
   const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
   if (place.device()) {
     execute_on_device(*cached, pc, bufs, recv_count, place, g_config, prm.rank == 0);

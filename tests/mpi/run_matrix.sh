@@ -6,6 +6,8 @@
 #                 --bin /path/coll_check [--quick] [options]
 #   run_matrix.sh --mpi gencoll-mpich --mpich-prefix DIR --lib none \
 #                 --bin /path/coll_check [options]
+#   run_matrix.sh --mpi gencoll-openmpi --component-path PATH --lib none \
+#                 --bin /path/coll_check [options]
 #
 # Options:
 #   --mpi M         mpich (mpiexec.mpich), openmpi (mpiexec.openmpi), or
@@ -15,7 +17,13 @@
 #                   MPIR_CVAR_<COLL>_INTRA_ALGORITHM / MPIR_CVAR_<COLL>_<ALG>_KVAL
 #                   and MPIR_CVAR_<COLL>_DEVICE_COLLECTIVE=0 (the fixed-radix
 #                   baselines are MPICH's own there and are skipped)
+#                   gencoll-openmpi: Debian's Open MPI loading the gencoll coll
+#                   component (mca_coll_gencoll.so); algorithms are selected with
+#                   OMPI_MCA_coll_gencoll_<coll>_algorithm / _<alg>_kval (the
+#                   baselines are Open MPI's own there and are skipped)
 #   --mpich-prefix DIR  install prefix of that MPICH (gencoll-mpich only)
+#   --component-path PATH  mca_base_component_path value that finds the
+#                   component (gencoll-openmpi only: build/ompi-component/component-path)
 #   --lib PATH      interposition library to LD_PRELOAD into the ranks;
 #                   "none" runs without it (exercises the MPI's own collectives)
 #   --bin PATH      coll_check built with the matching mpicc (mpicc.mpich /
@@ -69,6 +77,7 @@ LOGDIR=""
 KS="2 3 p p+1"
 NATIVE_MAX_P=1000000
 MPICH_PREFIX=""
+COMPONENT_PATH=""
 CLUSTER=""
 
 while [ $# -gt 0 ]; do
@@ -87,6 +96,7 @@ while [ $# -gt 0 ]; do
     --ks) KS="${2:-}"; shift 2 ;;
     --native-max-p) NATIVE_MAX_P="${2:-}"; shift 2 ;;
     --mpich-prefix) MPICH_PREFIX="${2:-}"; shift 2 ;;
+    --component-path) COMPONENT_PATH="${2:-}"; shift 2 ;;
     --cluster) CLUSTER="${2:-}"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "run_matrix: unknown argument: $1" >&2; usage ;;
@@ -131,7 +141,19 @@ gencoll-mpich)
     done
     ALGS=$kept
     ;;
-*) echo "run_matrix: --mpi must be mpich, openmpi or gencoll-mpich" >&2; exit 2 ;;
+gencoll-openmpi)
+    [ -n "$COMPONENT_PATH" ] || { echo "run_matrix: gencoll-openmpi needs --component-path" >&2; exit 2; }
+    MPIEXEC=mpiexec.openmpi
+    MPILIB_RE='libmpi\.so'
+    kept=""
+    for alg in $ALGS; do
+        if [ "$alg" = native ] || { listed "$TABLE_MODULE" "$alg" && ! listed "$TABLE_FIXED" "$alg"; }; then
+            kept="$kept $alg"
+        fi
+    done
+    ALGS=$kept
+    ;;
+*) echo "run_matrix: --mpi must be mpich, openmpi, gencoll-mpich or gencoll-openmpi" >&2; exit 2 ;;
 esac
 command -v "$MPIEXEC" >/dev/null || { echo "run_matrix: $MPIEXEC not found" >&2; exit 2; }
 for i in "${!BINS[@]}"; do
@@ -152,7 +174,7 @@ case "$JOBS" in ''|*[!0-9]*|0) echo "run_matrix: bad --jobs" >&2; exit 2 ;; esac
 BTL=self,vader
 if [ -n "$CLUSTER" ]; then
     case "$CLUSTER" in ''|*[!0-9]*|0) echo "run_matrix: --cluster R: R must be a positive integer" >&2; exit 2 ;; esac
-    if [ "$MPI" = openmpi ]; then
+    if [ "$MPI" = openmpi ] || [ "$MPI" = gencoll-openmpi ]; then
         CLUSTER_ARGS=$(bash "$(dirname "$0")/../../scripts/cluster.sh" mpirun-args "$CLUSTER") || exit 2
         BTL=self,vader,tcp
     else
@@ -228,8 +250,24 @@ run_one() {
             [ "$k" != - ] && envs+=("MPIR_CVAR_${COLL}_${ALG}_KVAL=$k")
         done
     fi
+    if [ "$MPI" = gencoll-openmpi ]; then
+        envs+=("OMPI_MCA_mca_base_component_path=$COMPONENT_PATH")
+        for coll in allgather allreduce bcast reduce; do
+            [ "$alg" = native ] && continue
+            if ! listed "${TABLE_COLL[$coll]}" "$alg"; then
+                if [ "$coll" = reduce ]; then
+                    envs+=("OMPI_MCA_coll_gencoll_reduce_algorithm=knomial")
+                    native_reduce=0
+                fi
+                continue
+            fi
+            [ "$coll" = reduce ] && native_reduce=0
+            envs+=("OMPI_MCA_coll_gencoll_${coll}_algorithm=$alg")
+            [ "$k" != - ] && envs+=("OMPI_MCA_coll_gencoll_${coll}_${alg}_kval=$k")
+        done
+    fi
     for coll in allgather allreduce bcast reduce reduce_scatter_block; do
-        [ "$MPI" = gencoll-mpich ] && break
+        [ "$MPI" = gencoll-mpich ] || [ "$MPI" = gencoll-openmpi ] && break
         COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
         [ "$alg" = native ] && continue
         if ! listed "${TABLE_COLL[$coll]}" "$alg"; then
@@ -248,7 +286,7 @@ run_one() {
 
     local -a cmd
     local e
-    if [ "$MPI" != openmpi ]; then
+    if [ "$MPI" != openmpi ] && [ "$MPI" != gencoll-openmpi ]; then
         # -genv: the variables reach the ranks only (not mpiexec/hydra itself)
         cmd=("$MPIEXEC" -n "$p")
         for e in "${envs[@]}"; do cmd+=(-genv "${e%%=*}" "${e#*=}"); done

@@ -8,7 +8,7 @@
 
 #include "coll/algorithm_table.hpp"
 #include "coll/algorithms.hpp"
-#include "src/mpich/gencoll_mpich.h"
+#include "src/cabi/gencoll_mpich.h"
 #include "src/exec/schedule_cache.hpp"
 
 using namespace gencoll;

@@ -255,6 +255,30 @@ TEST_CASE("device allreduce equals the host path bit for bit", "[device]") {
           }
 }
 
+TEST_CASE("device reduce_scatter_block equals the host path bit for bit", "[device]") {
+  for (Algorithm alg : algorithms_for(Collective::reduce_scatter_block))
+    for (int p : {1, 2, 3, 5, 6})
+      for (int k : radices_for(p))
+        for (bool in_place : {false, true})
+          for (const DeviceMode& mode : kModes) {
+            const std::uint64_t n = 3;  // per block
+            const std::uint64_t total = n * static_cast<std::uint64_t>(p);
+            Case<double> c{{Collective::reduce_scatter_block, alg, p, 0, k, n, 0, true}, {}, {}, in_place};
+            for (int r = 0; r < p; ++r) {
+              std::vector<double> v(total);
+              for (std::uint64_t i = 0; i < total; ++i) v[i] = 1.0 / (3.0 + r * 7.0 + i) * (r % 2 ? 1e8 : 1e-3);
+              c.send.push_back(in_place ? std::vector<double>() : v);
+              c.recv.push_back(in_place ? v : std::vector<double>(n, -1.0));  // in place: all p blocks
+            }
+            INFO(to_string(alg) << " p=" << p << " k=" << k << " in_place=" << in_place << " stage=" << mode.stage);
+            const auto host = run_host(c, add);
+            Case<double> dc = c;
+            dc.prm.fold_rounds = mode.stage;
+            const auto dev = run_device(dc, DeviceReduction{gpu::ElemType::float64, gpu::ReduceOp::sum}, mode);
+            for (int r = 0; r < p; ++r) REQUIRE(std::memcmp(dev[r].data(), host[r].data(), n * sizeof(double)) == 0);
+          }
+}
+
 TEST_CASE("device reduce equals the host path at every root", "[device]") {
   for (Algorithm alg : algorithms_for(Collective::reduce))
     for (int p : {1, 2, 3, 5, 7})

@@ -12,7 +12,7 @@
 
 #include "coll/algorithms.hpp"
 #include "tests/unit/loopback.hpp"
-#include "src/mpich/gencoll_mpich.h"
+#include "src/cabi/gencoll_mpich.h"
 #include "src/exec/transport.hpp"
 
 using namespace gencoll;
@@ -281,7 +281,7 @@ TEST_CASE("reduce_scatter_block gives each rank its block of the product, in ran
         }
 }
 
-// ---- the C ABI that MPICH's glue calls (src/mpich/gencoll_mpich.h) ----------
+// ---- the C ABI that MPICH's glue calls (src/cabi/gencoll_mpich.h) ----------
 
 namespace {
 

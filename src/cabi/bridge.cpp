@@ -2,7 +2,7 @@
 // Transport that forwards every operation to the callbacks MPICH's glue provides,
 // a process-wide cache of recent schedules, and the C entry points. No exception
 // crosses into MPICH.
-#include "src/mpich/gencoll_mpich.h"
+#include "src/cabi/gencoll_mpich.h"
 
 #include <algorithm>
 #include <array>
@@ -159,6 +159,10 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
     message(err, errlen, "gencoll: unknown internal error");
   }
   return GENCOLL_MPICH_EINTERNAL;
+}
+
+int gencoll_mpich_supports(int coll, int alg) {
+  return valid_coll(coll) && valid_alg(alg) && supports(kCollectives[coll], abi_algorithm(alg)) ? 1 : 0;
 }
 
 int gencoll_mpich_requires_commutative(int coll, int alg) {

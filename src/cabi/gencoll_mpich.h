@@ -1,4 +1,6 @@
-/* The C boundary between MPICH's collective framework and the gencoll core.
+/* The C boundary between an MPI's collective framework and the gencoll core:
+ * MPICH's (src/mpich) and Open MPI's (src/ompi, the coll component) glue both
+ * link it; the names date from the first.
  *
  * MPICH's glue (src/mpich/overlay, compiled inside MPICH) describes one call and
  * hands over a table of callbacks that move bytes with MPICH-internal functions
@@ -70,6 +72,10 @@ struct gencoll_transport {
 #define GENCOLL_MPICH_EINTERNAL (-1)
 int gencoll_mpich_run(const struct gencoll_call *call, const struct gencoll_transport *t, char *err,
                       size_t errlen);
+
+/* 1 when gencoll has the algorithm for the collective (its ABI numbers are
+ * 0 ..; an unknown number gives 0, so a glue can enumerate them). */
+int gencoll_mpich_supports(int coll, int alg);
 
 /* 1 when the algorithm needs a commutative op for this collective (the caller
  * falls back, per MPIR_CVAR_COLLECTIVE_FALLBACK, otherwise). */

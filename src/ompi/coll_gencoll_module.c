@@ -1,0 +1,354 @@
+/*
+ * The module: the four entry points, the hand-back to the layer below, and
+ * the transport the core runs its schedules on.
+ */
+#include "src/ompi/coll_gencoll.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <ompi/datatype/ompi_datatype.h>
+#include <ompi/mca/coll/base/coll_base_util.h>
+#include <ompi/mca/coll/base/coll_tags.h>
+#include <ompi/mca/pml/pml.h>
+#include <ompi/op/op.h>
+#include <ompi/request/request.h>
+
+static int gencoll_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
+
+static void module_construct(mca_coll_gencoll_module_t *m)
+{
+    m->prev_allgather_module = m->prev_allreduce_module = NULL;
+    m->prev_bcast_module = m->prev_reduce_module = NULL;
+    m->super.coll_module_enable = gencoll_module_enable;
+    const int *alg = mca_coll_gencoll_component.algorithm;
+    m->super.coll_allgather = alg[GENCOLL_ALLGATHER] ? mca_coll_gencoll_allgather : NULL;
+    m->super.coll_allreduce = alg[GENCOLL_ALLREDUCE] ? mca_coll_gencoll_allreduce : NULL;
+    m->super.coll_bcast = alg[GENCOLL_BCAST] ? mca_coll_gencoll_bcast : NULL;
+    m->super.coll_reduce = alg[GENCOLL_REDUCE] ? mca_coll_gencoll_reduce : NULL;
+}
+
+static void module_destruct(mca_coll_gencoll_module_t *m)
+{
+    if (m->prev_allgather_module) OBJ_RELEASE(m->prev_allgather_module);
+    if (m->prev_allreduce_module) OBJ_RELEASE(m->prev_allreduce_module);
+    if (m->prev_bcast_module) OBJ_RELEASE(m->prev_bcast_module);
+    if (m->prev_reduce_module) OBJ_RELEASE(m->prev_reduce_module);
+}
+
+OBJ_CLASS_INSTANCE(mca_coll_gencoll_module_t, mca_coll_base_module_t, module_construct, module_destruct);
+
+/* What the communicator had before this module: every call gencoll does not
+ * serve goes there. */
+static int gencoll_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm)
+{
+    mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
+#define SAVE(name)                                                                  \
+    if (m->super.coll_##name != NULL) {                                             \
+        if (comm->c_coll->coll_##name##_module == NULL) return OMPI_ERR_NOT_FOUND;  \
+        m->prev_##name = comm->c_coll->coll_##name;                                 \
+        m->prev_##name##_module = comm->c_coll->coll_##name##_module;               \
+        OBJ_RETAIN(m->prev_##name##_module);                                        \
+    }
+    SAVE(allgather);
+    SAVE(allreduce);
+    SAVE(bcast);
+    SAVE(reduce);
+#undef SAVE
+    return OMPI_SUCCESS;
+}
+
+/* ---- the transport ------------------------------------------------------ */
+
+#define INLINE_REQUESTS 32
+
+struct ctx {
+    struct ompi_communicator_t *comm;
+    const char *sendbuf;
+    int sendcount;
+    struct ompi_datatype_t *sendtype;
+    char *recvbuf;
+    struct ompi_datatype_t *dtype;
+    struct ompi_op_t *op;
+    ptrdiff_t extent;
+    char *tmp, *tmp_base;
+    int tag_base, tags;         /* this call's tags: tag_base - [0, tags) */
+    ompi_request_t **reqs;      /* by id */
+    size_t nreqs, cap;
+    size_t *active;             /* ids in flight */
+    size_t nactive;
+    ompi_request_t **waiting;   /* wait_some's arguments, sized like active */
+    int *indices;
+    ompi_request_t *reqs_inline[INLINE_REQUESTS];
+    size_t active_inline[INLINE_REQUESTS];
+    ompi_request_t *waiting_inline[INLINE_REQUESTS];
+    int indices_inline[INLINE_REQUESTS];
+};
+
+static char *addr(struct ctx *c, int buf, uint64_t offset)
+{
+    ptrdiff_t off = (ptrdiff_t) offset * c->extent;
+    switch (buf) {
+    case GENCOLL_BUF_SEND: return (char *) c->sendbuf + off;
+    case GENCOLL_BUF_RECV: return c->recvbuf + off;
+    default: return c->tmp_base + off;
+    }
+}
+
+static int alloc_tmp(void *vc, uint64_t count)
+{
+    struct ctx *c = vc;
+    ptrdiff_t true_lb = 0, true_extent = 0;
+    ompi_datatype_get_true_extent(c->dtype, &true_lb, &true_extent);
+    /* Laid out like the user's buffer, its true lower bound on the allocation. */
+    ptrdiff_t span = c->extent > true_extent ? c->extent : true_extent;
+    size_t bytes = (size_t) ((ptrdiff_t) (count - 1) * span + true_extent);
+    c->tmp = malloc(bytes > 0 ? bytes : 1);
+    if (c->tmp == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
+    c->tmp_base = c->tmp - true_lb;
+    return OMPI_SUCCESS;
+}
+
+static int grow(struct ctx *c)
+{
+    size_t cap = 2 * c->cap;
+    int was_inline = c->reqs == c->reqs_inline;
+    ompi_request_t **r = malloc(cap * sizeof(*r)), **w = malloc(cap * sizeof(*w));
+    size_t *a = malloc(cap * sizeof(*a));
+    int *ix = malloc(cap * sizeof(*ix));
+    if (!r || !w || !a || !ix) {
+        free(r), free(w), free(a), free(ix);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    memcpy(r, c->reqs, c->nreqs * sizeof(*r));
+    memcpy(a, c->active, c->nactive * sizeof(*a));
+    if (!was_inline) free(c->reqs), free(c->active), free(c->waiting), free(c->indices);
+    c->reqs = r, c->active = a, c->waiting = w, c->indices = ix, c->cap = cap;
+    return OMPI_SUCCESS;
+}
+
+/* A request that finished while being posted is freed at once and the core
+ * learns so from the id, without a wait_some round trip. */
+static int posted(struct ctx *c, ompi_request_t *req, size_t *id)
+{
+    if (REQUEST_COMPLETE(req)) {
+        int rc = req->req_status.MPI_ERROR;
+        ompi_request_free(&req);
+        *id = GENCOLL_REQUEST_COMPLETE;
+        return rc;
+    }
+    if (c->nreqs == c->cap && grow(c) != OMPI_SUCCESS) {
+        /* Still tracked by the caller's cleanup: wait for it here. */
+        ompi_request_wait(&req, MPI_STATUS_IGNORE);
+        return OMPI_ERR_OUT_OF_RESOURCE;
+    }
+    *id = c->nreqs;
+    c->reqs[c->nreqs++] = req;
+    c->active[c->nactive++] = *id;
+    return OMPI_SUCCESS;
+}
+
+static int tag_of(struct ctx *c, int seq, int *tag)
+{
+    if (seq < 0 || seq >= c->tags) return OMPI_ERR_BAD_PARAM;
+    *tag = c->tag_base - seq;
+    return OMPI_SUCCESS;
+}
+
+static int isend(void *vc, int peer, int seq, int buf, uint64_t offset, uint64_t count, size_t *id)
+{
+    struct ctx *c = vc;
+    ompi_request_t *req = NULL;
+    int tag, rc = tag_of(c, seq, &tag);
+    if (rc != OMPI_SUCCESS) return rc;
+    if (buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
+        /* Only the whole input leaves from the send buffer (allgather's
+         * block), described by the caller's send type. */
+        rc = MCA_PML_CALL(isend(c->sendbuf, (size_t) c->sendcount, c->sendtype, peer, tag,
+                                MCA_PML_BASE_SEND_STANDARD, c->comm, &req));
+    else
+        rc = MCA_PML_CALL(isend(addr(c, buf, offset), (size_t) count, c->dtype, peer, tag,
+                                MCA_PML_BASE_SEND_STANDARD, c->comm, &req));
+    if (rc != OMPI_SUCCESS) return rc;
+    return posted(c, req, id);
+}
+
+static int irecv(void *vc, int peer, int seq, int buf, uint64_t offset, uint64_t count, size_t *id)
+{
+    struct ctx *c = vc;
+    ompi_request_t *req = NULL;
+    int tag, rc = tag_of(c, seq, &tag);
+    if (rc != OMPI_SUCCESS) return rc;
+    rc = MCA_PML_CALL(irecv(addr(c, buf, offset), (size_t) count, c->dtype, peer, tag, c->comm, &req));
+    if (rc != OMPI_SUCCESS) return rc;
+    return posted(c, req, id);
+}
+
+static int wait_some(void *vc, size_t *ids, size_t cap, size_t *n)
+{
+    struct ctx *c = vc;
+    *n = 0;
+    if (c->nactive == 0) return OMPI_SUCCESS;
+    for (size_t i = 0; i < c->nactive; i++) c->waiting[i] = c->reqs[c->active[i]];
+    int out = 0;
+    int rc = ompi_request_wait_some(c->nactive, c->waiting, &out, c->indices, MPI_STATUSES_IGNORE);
+    if (out == MPI_UNDEFINED) out = 0;
+    /* Finished requests are freed by wait_some; drop them from `active`,
+     * highest position first so the swaps move only unfinished ones. */
+    for (int j = 0; j < out; j++)
+        for (int i = j + 1; i < out; i++)
+            if (c->indices[i] > c->indices[j]) {
+                int t = c->indices[i];
+                c->indices[i] = c->indices[j];
+                c->indices[j] = t;
+            }
+    for (int j = 0; j < out && *n < cap; j++) {
+        size_t pos = (size_t) c->indices[j];
+        size_t id = c->active[pos];
+        c->reqs[id] = MPI_REQUEST_NULL;
+        c->active[pos] = c->active[--c->nactive];
+        ids[(*n)++] = id;
+    }
+    return rc;
+}
+
+static int reduce(void *vc, int in_buf, uint64_t in_off, int io_buf, uint64_t io_off, uint64_t count)
+{
+    struct ctx *c = vc;
+    ompi_op_reduce(c->op, addr(c, in_buf, in_off), addr(c, io_buf, io_off), (size_t) count, c->dtype);
+    return OMPI_SUCCESS;
+}
+
+static int copy(void *vc, int src_buf, uint64_t src_off, int dst_buf, uint64_t dst_off, uint64_t count)
+{
+    struct ctx *c = vc;
+    char *to = addr(c, dst_buf, dst_off);
+    if (src_buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
+        return ompi_datatype_sndrcv(c->sendbuf, c->sendcount, c->sendtype, to, (int32_t) count, c->dtype);
+    char *from = addr(c, src_buf, src_off);
+    if (from == to) return OMPI_SUCCESS; /* MPI_IN_PLACE: the input already is the result */
+    return ompi_datatype_copy_content_same_ddt(c->dtype, (size_t) count, to, from);
+}
+
+/* ---- one call ------------------------------------------------------------ */
+
+static int run(int coll, const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype, void *recvbuf,
+               int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+               struct ompi_communicator_t *comm)
+{
+    const int alg = mca_coll_gencoll_component.algorithm[coll] - 1;
+    struct gencoll_call call = {
+        .coll = coll, .alg = alg, .k = mca_coll_gencoll_component.kval[coll][alg],
+        .p = ompi_comm_size(comm), .rank = ompi_comm_rank(comm), .root = root,
+        .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count,
+    };
+    if (mca_coll_gencoll_component.verbose && call.rank == 0) {
+        size_t size = 0;
+        ompi_datatype_type_size(dtype, &size);
+        fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=%s k=%d\n",
+                gencoll_mpich_collective_name(coll), count, (unsigned long long) count * size, call.p, root,
+                gencoll_mpich_algorithm_name(alg), gencoll_mpich_effective_radix(alg, call.p, call.k));
+        fflush(stderr);
+    }
+
+    struct ctx c;
+    c.comm = comm;
+    c.sendbuf = sendbuf;
+    c.sendcount = sendcount;
+    c.sendtype = sendtype;
+    c.recvbuf = recvbuf;
+    c.dtype = dtype;
+    c.op = op;
+    ptrdiff_t lb = 0;
+    ompi_datatype_get_extent(dtype, &lb, &c.extent);
+    c.tmp = c.tmp_base = NULL;
+    /* No schedule sends more than 4p + 64 messages to one peer; every rank
+     * reserves the same range, from the counter Open MPI's nonblocking
+     * collectives draw from, so no other collective's message can match. */
+    c.tags = 4 * call.p + 64;
+    c.tag_base = ompi_coll_base_nbc_reserve_tags(comm, c.tags);
+    c.reqs = c.reqs_inline, c.active = c.active_inline, c.waiting = c.waiting_inline, c.indices = c.indices_inline;
+    c.nreqs = c.nactive = 0;
+    c.cap = INLINE_REQUESTS;
+    struct gencoll_transport t = {
+        .ctx = &c, .alloc_tmp = alloc_tmp, .isend = isend, .irecv = irecv,
+        .wait_some = wait_some, .reduce = reduce, .copy = copy,
+    };
+    char err[256];
+    int rc = gencoll_mpich_run(&call, &t, err, sizeof(err));
+    if (rc == GENCOLL_MPICH_EINTERNAL) {
+        fprintf(stderr, "gencoll: %s %s: %s\n", gencoll_mpich_collective_name(coll),
+                gencoll_mpich_algorithm_name(alg), err);
+        rc = OMPI_ERR_BAD_PARAM;
+    }
+    /* After a failure, what is still in flight completes before the buffers
+     * it points into go away. */
+    for (size_t i = 0; i < c.nactive; i++) ompi_request_wait(&c.reqs[c.active[i]], MPI_STATUS_IGNORE);
+    if (c.reqs != c.reqs_inline) free(c.reqs), free(c.active), free(c.waiting), free(c.indices);
+    free(c.tmp);
+    return rc;
+}
+
+static void say_handed_back(int coll, struct ompi_communicator_t *comm, const char *why)
+{
+    if (mca_coll_gencoll_component.verbose && ompi_comm_rank(comm) == 0) {
+        fprintf(stderr, "gencoll: %s %s: %s; Open MPI's own algorithm runs\n", gencoll_mpich_collective_name(coll),
+                gencoll_mpich_algorithm_name(mca_coll_gencoll_component.algorithm[coll] - 1), why);
+        fflush(stderr);
+    }
+}
+
+int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
+                               int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *module)
+{
+    mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
+    if (rcount <= 0)
+        return m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_allgather_module);
+    if (sbuf == MPI_IN_PLACE) {
+        ptrdiff_t lb = 0, extent = 0;
+        ompi_datatype_get_extent(rdtype, &lb, &extent);
+        sbuf = (char *) rbuf + (ptrdiff_t) ompi_comm_rank(comm) * rcount * extent;
+        scount = rcount;
+        sdtype = rdtype;
+    }
+    return run(GENCOLL_ALLGATHER, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm);
+}
+
+int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                               struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                               mca_coll_base_module_t *module)
+{
+    mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
+    const int alg = mca_coll_gencoll_component.algorithm[GENCOLL_ALLREDUCE] - 1;
+    if (count > 0 && !ompi_op_is_commute(op) && gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, alg))
+        say_handed_back(GENCOLL_ALLREDUCE, comm, "needs a commutative op");
+    else if (count > 0)
+        return run(GENCOLL_ALLREDUCE, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, 0,
+                   comm);
+    return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+}
+
+int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
+                           struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
+{
+    mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
+    if (count <= 0) return m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
+    return run(GENCOLL_BCAST, buff, count, datatype, buff, count, datatype, NULL, root, comm);
+}
+
+int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
+                            struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
+                            mca_coll_base_module_t *module)
+{
+    mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
+    const int alg = mca_coll_gencoll_component.algorithm[GENCOLL_REDUCE] - 1;
+    if (count > 0 && !ompi_op_is_commute(op) && gencoll_mpich_requires_commutative(GENCOLL_REDUCE, alg))
+        say_handed_back(GENCOLL_REDUCE, comm, "needs a commutative op");
+    else if (count > 0)
+        /* MPI_IN_PLACE is the root's alone; elsewhere recvbuf is never written. */
+        return run(GENCOLL_REDUCE, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, root,
+                   comm);
+    return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The Open MPI coll component as users meet it: ompi_info lists its parameters
+# with the algorithm table's values, bad values stop the job naming the
+# parameter and the valid values, the verbose lines say what ran (and what was
+# handed back), and a program built with Debian's mpicc.openmpi runs unchanged.
+set -u
+builddir=${builddir:-$(pwd)}
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
+path_file="$builddir/ompi-component/component-path"
+[ -f "$path_file" ] || { echo "SKIP: no Open MPI component built"; exit 77; }
+path=$(cat "$path_file")
+sim="$builddir/selection/gencoll-sim"
+prog="$builddir/tests/mpi/coll_check.openmpi"
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+run() {  # NP, then mpiexec options and program
+  local np=$1; shift
+  timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n "$np" \
+    --mca mca_base_component_path "$path" "$@" </dev/null
+}
+
+# 1. ompi_info: the component, and per collective the algorithms the table
+#    gives it (those the MPICH module registers, as the C ABI numbers them).
+OMPI_MCA_mca_base_component_path=$path ompi_info --param coll gencoll --level 9 > "$tmp/info" 2>&1 ||
+  fail "ompi_info failed: $(head -5 "$tmp/info")"
+grep -q 'MCA coll: gencoll (MCA v2.1.0, API v2.0.0, Component v' "$tmp/info" || fail "ompi_info does not list the component"
+for coll in allgather allreduce bcast reduce; do
+  want=$(for a in $("$sim" --list-algorithms "$coll"); do
+           "$sim" --list-algorithms module | grep -qx "$a" && ! "$sim" --list-algorithms fixed | grep -qx "$a" && echo "$a"
+         done | tr '\n' ' ')
+  line=$(grep -A2 "parameter \"coll_gencoll_${coll}_algorithm\"" "$tmp/info" | grep 'Valid values') ||
+    fail "no coll_gencoll_${coll}_algorithm with valid values"
+  got=$(echo "$line" | grep -o '"[a-z_]*"' | tr -d '"' | grep -v '^auto$' | tr '\n' ' ')
+  [ "$got" = "$want" ] || fail "coll_gencoll_${coll}_algorithm lists '$got', the table '$want'"
+  for a in $want; do
+    grep -q "parameter \"coll_gencoll_${coll}_${a}_kval\"" "$tmp/info" || fail "no coll_gencoll_${coll}_${a}_kval"
+  done
+done
+echo "ompi_info: the component and its parameters, values from the algorithm table"
+
+# 2. Bad values stop the job, naming the parameter and the valid values.
+if run 2 --mca coll_gencoll_allreduce_algorithm bogus "$prog" -q > "$tmp/bad1" 2>&1; then
+  fail "an unknown algorithm did not stop the job"
+fi
+grep -q 'coll_gencoll_allreduce_algorithm: valid values are auto.*kring' "$tmp/bad1" ||
+  fail "an unknown algorithm: no message naming the parameter and its values: $(head -20 "$tmp/bad1")"
+if run 2 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allreduce_kring_kval 1 "$prog" -q \
+    > "$tmp/bad2" 2>&1; then
+  fail "k = 1 did not stop the job"
+fi
+grep -q 'coll_gencoll_allreduce_kring_kval = 1: the radix k must be an integer >= 2' "$tmp/bad2" ||
+  fail "k = 1: no message naming the parameter: $(head -20 "$tmp/bad2")"
+echo "bad values: the job stops with the parameter and the valid values named"
+
+# 3. Verbose lines: what gencoll served with which k, and the non-commutative
+#    calls k-ring hands back to Open MPI's own allreduce.
+run 3 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allreduce_kring_kval 3 \
+  --mca coll_gencoll_verbose 1 "$prog" -q > "$tmp/v" 2>&1 || fail "verbose run failed: $(tail -20 "$tmp/v")"
+grep -q '^coll_check: p=3 [0-9]* cases, 0 failures$' "$tmp/v" || fail "verbose run: $(tail -5 "$tmp/v")"
+grep -q '^gencoll: allreduce count=1001 bytes=[0-9]* p=3 root=0 algorithm=kring k=3$' "$tmp/v" ||
+  fail "no verbose line for a served allreduce"
+grep -q '^gencoll: allreduce kring: needs a commutative op; Open MPI.s own algorithm runs$' "$tmp/v" ||
+  fail "no verbose line for the hand-back of a non-commutative op"
+if grep '^gencoll: ' "$tmp/v" | grep -v 'allreduce' | grep -q .; then
+  fail "gencoll served a collective no parameter selected: $(grep '^gencoll: ' "$tmp/v" | grep -v allreduce | head -3)"
+fi
+echo "verbose: served calls and hand-backs reported, nothing else served"
+
+# 4. Communicators created, duplicated, split and freed under the component,
+#    some still alive at MPI_Finalize; a program built with mpicc.openmpi.
+life="$builddir/tests/ompi/comm_life"
+mkdir -p "$(dirname "$life")"
+[ "$life" -nt "$srcdir/tests/ompi/comm_life.c" ] || mpicc.openmpi -O1 -o "$life" "$srcdir/tests/ompi/comm_life.c" ||
+  fail "cannot build comm_life with mpicc.openmpi"
+for np in 1 2 3 5; do
+  run "$np" --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allgather_algorithm recursive_multiplying \
+    --mca coll_gencoll_bcast_algorithm knomial --mca coll_gencoll_reduce_algorithm knomial \
+    --mca coll_gencoll_verbose 1 "$life" > "$tmp/life" 2>&1 || fail "comm_life p=$np: $(tail -10 "$tmp/life")"
+  grep -q "^comm_life: p=$np [0-9]* cases, 0 failures\$" "$tmp/life" || fail "comm_life p=$np: $(tail -5 "$tmp/life")"
+  [ "$np" = 1 ] || grep -q '^gencoll: allgather ' "$tmp/life" || fail "comm_life p=$np: gencoll served nothing"
+done
+echo "communicators: dup, split, split_type, create, free and alive at MPI_Finalize"
