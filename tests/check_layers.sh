@@ -16,7 +16,7 @@ allowed() {
     src/check) echo "src/core coll" ;;
     src/runtime) echo "src/core coll src/exec gpu" ;;
     src/pmpi) echo "src/core coll gpu src/exec src/runtime" ;;
-    src/cabi) echo "src/core coll src/exec" ;;
+    src/cabi) echo "src/core coll src/exec src/runtime" ;;
     src/mpich) echo "src/cabi" ;;
     src/ompi) echo "src/cabi" ;;
     selection) echo "src/core coll" ;;

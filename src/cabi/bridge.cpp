@@ -1,7 +1,8 @@
 // libgencoll-mpich: the core side of the C boundary in gencoll_mpich.h. A
-// Transport that forwards every operation to the callbacks MPICH's glue provides,
-// a process-wide cache of recent schedules, and the C entry points. No exception
-// crosses into MPICH.
+// Transport that forwards every operation to the callbacks an MPI's glue
+// provides, a per-thread cache of recent schedules, the selection-file reader
+// for glues without MPICH's csel, and the C entry points. No exception
+// crosses into the MPI.
 #include "src/cabi/gencoll_mpich.h"
 
 #include <algorithm>
@@ -18,6 +19,7 @@
 #include "src/core/permutation.hpp"
 #include "src/exec/schedule_cache.hpp"
 #include "src/exec/transport.hpp"
+#include "src/runtime/csel_file.hpp"
 
 namespace gencoll {
 namespace {
@@ -180,5 +182,50 @@ const char* gencoll_mpich_algorithm_name(int alg) { return valid_alg(alg) ? to_s
 const char* gencoll_mpich_collective_name(int coll) { return valid_coll(coll) ? to_string(kCollectives[coll]) : "?"; }
 
 int gencoll_mpich_abi_version(void) { return GENCOLL_MPICH_ABI_VERSION; }
+
+struct gencoll_selection {
+  std::shared_ptr<const SelectionFile> file;
+  mutable std::string leaf;  // the last choice's leaf, for the caller's message
+};
+
+gencoll_selection* gencoll_selection_load(const char* path, char* err, size_t errlen) {
+  try {
+    SelectionFile::Loaded l = SelectionFile::load(path ? path : "");
+    if (l.file) return new gencoll_selection{l.file, {}};
+    std::string all;
+    for (const std::string& e : l.errors) all += e + "\n";
+    message(err, errlen, all.c_str());
+  } catch (const std::exception& e) {
+    message(err, errlen, e.what());
+  }
+  return nullptr;
+}
+
+void gencoll_selection_free(gencoll_selection* s) { delete s; }
+
+int gencoll_selection_choose(const gencoll_selection* s, const gencoll_selection_call* call, int* alg, int* k,
+                             const char** leaf) {
+  *alg = -1;
+  *k = 0;
+  *leaf = "";
+  if (s == nullptr || !valid_coll(call->coll)) return 0;
+  SelectionCall c;
+  c.coll = kCollectives[call->coll];
+  c.comm_size = call->comm_size;
+  c.count = call->count;
+  c.type_size = call->type_size;
+  c.commutative = call->commutative != 0;
+  c.op_built_in = call->op_built_in != 0;
+  c.sendbuf_inplace = call->sendbuf_inplace != 0;
+  c.multi_threaded = call->multi_threaded != 0;
+  c.nodes = NodeLayout{call->node_size, call->node_count, call->node_consecutive != 0};
+  const SelectionChoice ch = s->file->select(c);
+  s->leaf = ch.leaf;
+  *leaf = s->leaf.c_str();
+  if (!ch.alg || info(*ch.alg).abi < 0) return 0;
+  *alg = info(*ch.alg).abi;
+  *k = ch.k ? *ch.k : 0;
+  return 1;
+}
 
 }  // extern "C"

@@ -87,6 +87,36 @@ int gencoll_mpich_effective_radix(int alg, int p, int k);
 const char *gencoll_mpich_algorithm_name(int alg);
 const char *gencoll_mpich_collective_name(int coll);
 
+/* A collective-selection file (the JSON of MPICH's
+ * MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE, as gencoll-tune writes it), read
+ * by the core's reader so that a glue without MPICH's csel (the Open MPI
+ * component) decides call by call as MPICH does. */
+struct gencoll_selection;
+
+/* Reads and checks the file. On any problem returns NULL and writes every
+ * message (each naming the file and the key) into err, one per line. */
+struct gencoll_selection *gencoll_selection_load(const char *path, char *err, size_t errlen);
+void gencoll_selection_free(struct gencoll_selection *s);
+
+/* One call, in MPICH's terms (see src/runtime/csel_file.hpp). */
+struct gencoll_selection_call {
+    int coll;               /* enum gencoll_coll */
+    int comm_size;
+    uint64_t count;         /* elements; allgather: per block */
+    uint64_t type_size;     /* bytes per element */
+    int commutative, op_built_in, sendbuf_inplace, multi_threaded;
+    int node_size;          /* processes of the communicator on this rank's node */
+    int node_count;         /* nodes the communicator spans */
+    int node_consecutive;   /* each node's processes hold consecutive ranks */
+};
+
+/* 1 when the file's leaf names a gencoll algorithm this C ABI runs: *alg is
+ * its number, *k the leaf's k= (0 when the leaf gives none). 0 when the leaf
+ * is the MPI's own (or no leaf is reached); *leaf then points at the leaf's
+ * key as written ("" for none), valid while the file is. */
+int gencoll_selection_choose(const struct gencoll_selection *s, const struct gencoll_selection_call *call, int *alg,
+                             int *k, const char **leaf);
+
 /* The ABI version the library was built with; the glue compares it with
  * GENCOLL_MPICH_ABI_VERSION at MPI_Init. */
 int gencoll_mpich_abi_version(void);

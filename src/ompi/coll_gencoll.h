@@ -33,6 +33,10 @@ typedef struct mca_coll_gencoll_component_t {
     int algorithm[GENCOLL_OMPI_COLLS];
     /* Per collective and algorithm ABI number: the radix. */
     int kval[GENCOLL_OMPI_COLLS][GENCOLL_OMPI_MAX_ALGS];
+    /* coll_gencoll_selection_file and the file it names, read at
+     * registration; it decides the collectives left at auto. */
+    char *selection_file;
+    struct gencoll_selection *file;
     /* Set at registration when a value is out of range; reported, and the job
      * stopped, when the first communicator asks for the component. */
     char bad_setting[512];
@@ -51,6 +55,10 @@ typedef struct mca_coll_gencoll_module_t {
     mca_coll_base_module_t *prev_bcast_module;
     mca_coll_base_module_reduce_fn_t prev_reduce;
     mca_coll_base_module_t *prev_reduce_module;
+    /* The communicator's node layout, for the selection file's conditions:
+     * measured at the first call the file decides (every rank reaches it). */
+    int layout_known;
+    int node_size, node_count, node_consecutive;
 } mca_coll_gencoll_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gencoll_module_t);

@@ -84,6 +84,24 @@ static int gencoll_register(void)
         MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_READONLY,
         &mca_coll_gencoll_component.verbose);
 
+    mca_coll_gencoll_component.selection_file = NULL;
+    (void) mca_base_component_var_register(
+        c, "selection_file",
+        "A collective-selection file (the JSON of MPICH's MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE, as gencoll-tune "
+        "writes it): decides, call by call, the collectives whose coll_gencoll_<coll>_algorithm is auto",
+        MCA_BASE_VAR_TYPE_STRING, NULL, 0, 0, OPAL_INFO_LVL_5, MCA_BASE_VAR_SCOPE_ALL_EQ,
+        &mca_coll_gencoll_component.selection_file);
+    if (mca_coll_gencoll_component.file != NULL) {
+        gencoll_selection_free(mca_coll_gencoll_component.file);
+        mca_coll_gencoll_component.file = NULL;
+    }
+    const char *path = mca_coll_gencoll_component.selection_file;
+    if (path != NULL && path[0] != '\0') {
+        char err[400];
+        mca_coll_gencoll_component.file = gencoll_selection_load(path, err, sizeof(err));
+        if (mca_coll_gencoll_component.file == NULL) note_bad("coll_gencoll_selection_file: %s", err);
+    }
+
     for (int coll = 0; coll < GENCOLL_OMPI_COLLS; coll++) {
         const char *cname = gencoll_mpich_collective_name(coll);
         mca_base_var_enum_value_t *values = algorithm_values[coll];
@@ -155,7 +173,7 @@ mca_coll_base_module_t *mca_coll_gencoll_comm_query(struct ompi_communicator_t *
         return NULL;
     }
     if (OMPI_COMM_IS_INTER(comm) || ompi_comm_size(comm) < 2) return NULL;
-    int any = 0;
+    int any = mca_coll_gencoll_component.file != NULL;
     for (int coll = 0; coll < GENCOLL_OMPI_COLLS; coll++) any |= mca_coll_gencoll_component.algorithm[coll] != 0;
     if (!any) return NULL;
 

@@ -14,6 +14,8 @@
 #include <ompi/mca/pml/pml.h>
 #include <ompi/op/op.h>
 #include <ompi/request/request.h>
+#include <ompi/runtime/mpiruntime.h>
+#include <opal/mca/hwloc/hwloc-internal.h>
 
 static int gencoll_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
 
@@ -22,11 +24,15 @@ static void module_construct(mca_coll_gencoll_module_t *m)
     m->prev_allgather_module = m->prev_allreduce_module = NULL;
     m->prev_bcast_module = m->prev_reduce_module = NULL;
     m->super.coll_module_enable = gencoll_module_enable;
+    m->layout_known = 0;
+    /* A collective is served where a parameter names an algorithm or a file
+     * may; the rest never reach this module. */
     const int *alg = mca_coll_gencoll_component.algorithm;
-    m->super.coll_allgather = alg[GENCOLL_ALLGATHER] ? mca_coll_gencoll_allgather : NULL;
-    m->super.coll_allreduce = alg[GENCOLL_ALLREDUCE] ? mca_coll_gencoll_allreduce : NULL;
-    m->super.coll_bcast = alg[GENCOLL_BCAST] ? mca_coll_gencoll_bcast : NULL;
-    m->super.coll_reduce = alg[GENCOLL_REDUCE] ? mca_coll_gencoll_reduce : NULL;
+    const int file = mca_coll_gencoll_component.file != NULL;
+    m->super.coll_allgather = file || alg[GENCOLL_ALLGATHER] ? mca_coll_gencoll_allgather : NULL;
+    m->super.coll_allreduce = file || alg[GENCOLL_ALLREDUCE] ? mca_coll_gencoll_allreduce : NULL;
+    m->super.coll_bcast = file || alg[GENCOLL_BCAST] ? mca_coll_gencoll_bcast : NULL;
+    m->super.coll_reduce = file || alg[GENCOLL_REDUCE] ? mca_coll_gencoll_reduce : NULL;
 }
 
 static void module_destruct(mca_coll_gencoll_module_t *m)
@@ -233,13 +239,12 @@ static int copy(void *vc, int src_buf, uint64_t src_off, int dst_buf, uint64_t d
 
 /* ---- one call ------------------------------------------------------------ */
 
-static int run(int coll, const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype, void *recvbuf,
-               int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
+static int run(int coll, int alg, int k, const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype,
+               void *recvbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                struct ompi_communicator_t *comm)
 {
-    const int alg = mca_coll_gencoll_component.algorithm[coll] - 1;
     struct gencoll_call call = {
-        .coll = coll, .alg = alg, .k = mca_coll_gencoll_component.kval[coll][alg],
+        .coll = coll, .alg = alg, .k = k,
         .p = ompi_comm_size(comm), .rank = ompi_comm_rank(comm), .root = root,
         .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count,
     };
@@ -290,13 +295,83 @@ static int run(int coll, const void *sendbuf, int sendcount, struct ompi_datatyp
     return rc;
 }
 
-static void say_handed_back(int coll, struct ompi_communicator_t *comm, const char *why)
+/* The node layout as MPICH derives it (node_comm, node_count): a node is
+ * the processes Open MPI sees on this rank's node. Every rank reaches the
+ * first call a file decides on a communicator together, so the one reduction
+ * (Open MPI's own allreduce, the layer below) matches. */
+static int node_layout(mca_coll_gencoll_module_t *m, struct ompi_communicator_t *comm)
+{
+    if (m->layout_known) return OMPI_SUCCESS;
+    const int p = ompi_comm_size(comm), me = ompi_comm_rank(comm);
+    int local = 0, lo = p, hi = -1;
+    for (int i = 0; i < p; i++) {
+        ompi_proc_t *proc = ompi_comm_peer_lookup(comm, i);
+        if (i != me && !OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags)) continue;
+        local++;
+        if (i < lo) lo = i;
+        if (i > hi) hi = i;
+    }
+    int mine[2] = {lo == me, hi - lo + 1 != local}, sums[2] = {0, 0}; /* nodes, nodes with a gap */
+    int rc = m->prev_allreduce(mine, sums, 2, MPI_INT, MPI_SUM, comm, m->prev_allreduce_module);
+    if (rc != OMPI_SUCCESS) return rc;
+    m->node_size = local;
+    m->node_count = sums[0];
+    m->node_consecutive = sums[1] == 0;
+    m->layout_known = 1;
+    return OMPI_SUCCESS;
+}
+
+static void say(int coll, struct ompi_communicator_t *comm, const char *fmt, const char *what)
 {
     if (mca_coll_gencoll_component.verbose && ompi_comm_rank(comm) == 0) {
-        fprintf(stderr, "gencoll: %s %s: %s; Open MPI's own algorithm runs\n", gencoll_mpich_collective_name(coll),
-                gencoll_mpich_algorithm_name(mca_coll_gencoll_component.algorithm[coll] - 1), why);
+        fprintf(stderr, "gencoll: %s ", gencoll_mpich_collective_name(coll));
+        fprintf(stderr, fmt, what);
+        fputc('\n', stderr);
         fflush(stderr);
     }
+}
+
+/* Whether gencoll serves the call, and with which algorithm and k: the
+ * collective's parameter when it names one, else the selection file; a
+ * non-commutative op goes to Open MPI's own where the algorithm needs a
+ * commutative one (the dispatch policy of both other bindings). */
+static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicator_t *comm, int count,
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int inplace, int root, int *alg, int *k)
+{
+    if (count <= 0) return 0;
+    *alg = mca_coll_gencoll_component.algorithm[coll] - 1;
+    if (*alg >= 0) {
+        *k = mca_coll_gencoll_component.kval[coll][*alg];
+    } else {
+        if (mca_coll_gencoll_component.file == NULL || node_layout(m, comm) != OMPI_SUCCESS) return 0;
+        size_t size = 0;
+        ompi_datatype_type_size(dtype, &size);
+        struct gencoll_selection_call c = {
+            .coll = coll, .comm_size = ompi_comm_size(comm), .count = (uint64_t) count, .type_size = size,
+            .commutative = op == NULL || ompi_op_is_commute(op), .op_built_in = op == NULL || ompi_op_is_intrinsic(op),
+            /* Reduce's MPI_IN_PLACE is the root's alone: every rank must reach the same leaf. */
+            .sendbuf_inplace = inplace && (coll == GENCOLL_ALLREDUCE || coll == GENCOLL_ALLGATHER),
+            .multi_threaded = ompi_mpi_thread_multiple,
+            .node_size = m->node_size, .node_count = m->node_count, .node_consecutive = m->node_consecutive,
+        };
+        const char *leaf = "";
+        if (!gencoll_selection_choose(mca_coll_gencoll_component.file, &c, alg, k, &leaf)) {
+            if (mca_coll_gencoll_component.verbose && ompi_comm_rank(comm) == 0) {
+                const char *name = strncmp(leaf, "algorithm=", 10) == 0 ? leaf + 10 : leaf;
+                fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=native (%s)\n",
+                        gencoll_mpich_collective_name(coll), count, (unsigned long long) count * size,
+                        ompi_comm_size(comm), root, leaf[0] ? name : "no leaf of the selection file");
+                fflush(stderr);
+            }
+            return 0;
+        }
+        if (*k == 0) *k = mca_coll_gencoll_component.kval[coll][*alg];
+    }
+    if (op != NULL && !ompi_op_is_commute(op) && gencoll_mpich_requires_commutative(coll, *alg)) {
+        say(coll, comm, "%s: needs a commutative op; Open MPI's own algorithm runs", gencoll_mpich_algorithm_name(*alg));
+        return 0;
+    }
+    return 1;
 }
 
 int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
@@ -304,7 +379,8 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
                                mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    if (rcount <= 0)
+    int alg, k;
+    if (!decide(m, GENCOLL_ALLGATHER, comm, rcount, rdtype, NULL, sbuf == MPI_IN_PLACE, 0, &alg, &k))
         return m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_allgather_module);
     if (sbuf == MPI_IN_PLACE) {
         ptrdiff_t lb = 0, extent = 0;
@@ -313,7 +389,7 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
         scount = rcount;
         sdtype = rdtype;
     }
-    return run(GENCOLL_ALLGATHER, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm);
+    return run(GENCOLL_ALLGATHER, alg, k, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm);
 }
 
 int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -321,21 +397,21 @@ int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct o
                                mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    const int alg = mca_coll_gencoll_component.algorithm[GENCOLL_ALLREDUCE] - 1;
-    if (count > 0 && !ompi_op_is_commute(op) && gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, alg))
-        say_handed_back(GENCOLL_ALLREDUCE, comm, "needs a commutative op");
-    else if (count > 0)
-        return run(GENCOLL_ALLREDUCE, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, 0,
-                   comm);
-    return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+    int alg, k;
+    if (!decide(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k))
+        return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+    return run(GENCOLL_ALLREDUCE, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
+               0, comm);
 }
 
 int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    if (count <= 0) return m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
-    return run(GENCOLL_BCAST, buff, count, datatype, buff, count, datatype, NULL, root, comm);
+    int alg, k;
+    if (!decide(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &alg, &k))
+        return m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
+    return run(GENCOLL_BCAST, alg, k, buff, count, datatype, buff, count, datatype, NULL, root, comm);
 }
 
 int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -343,12 +419,10 @@ int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    const int alg = mca_coll_gencoll_component.algorithm[GENCOLL_REDUCE] - 1;
-    if (count > 0 && !ompi_op_is_commute(op) && gencoll_mpich_requires_commutative(GENCOLL_REDUCE, alg))
-        say_handed_back(GENCOLL_REDUCE, comm, "needs a commutative op");
-    else if (count > 0)
-        /* MPI_IN_PLACE is the root's alone; elsewhere recvbuf is never written. */
-        return run(GENCOLL_REDUCE, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, root,
-                   comm);
-    return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
+    int alg, k;
+    if (!decide(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, root, &alg, &k))
+        return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
+    /* MPI_IN_PLACE is the root's alone; elsewhere recvbuf is never written. */
+    return run(GENCOLL_REDUCE, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
+               root, comm);
 }

@@ -14,8 +14,31 @@ if ! command -v mpicc.openmpi >/dev/null || ! command -v mpiexec.openmpi >/dev/n
   echo "SKIP: mpicc.openmpi or mpiexec.openmpi not found"
   exit 77
 fi
-lib="$builddir/openmpi/.libs/libgencoll-pmpi.so"
-[ -f "$lib" ] || fail "$lib not built"
+# With "component" as the first argument, the same file and expectations
+# drive the Open MPI coll component (coll_gencoll_selection_file) instead.
+mode=${1:-library}
+if [ "$mode" = component ]; then
+  [ -f "$builddir/ompi-component/component-path" ] || { echo "SKIP: no Open MPI component built"; exit 77; }
+  component_path=$(cat "$builddir/ompi-component/component-path")
+else
+  lib="$builddir/openmpi/.libs/libgencoll-pmpi.so"
+  [ -f "$lib" ] || fail "$lib not built"
+fi
+# The options that load gencoll with FILE and its debug lines, then NAME VALUE
+# pairs of GENCOLL_* radix variables (the component's names are derived).
+gencoll_env() {
+  local file=$1; shift
+  if [ "$mode" = component ]; then
+    env=(-x OMPI_MCA_mca_base_component_path="$component_path" -x OMPI_MCA_coll_gencoll_selection_file="$file"
+         -x OMPI_MCA_coll_gencoll_verbose=1)
+    while [ $# -gt 0 ]; do
+      env+=(-x "OMPI_MCA_coll_gencoll_$(echo "${1#GENCOLL_}" | tr '[:upper:]' '[:lower:]')=$2"); shift 2
+    done
+  else
+    env=(-x LD_PRELOAD="$lib" -x GENCOLL_SELECTION_FILE="$file" -x GENCOLL_DEBUG=1)
+    while [ $# -gt 0 ]; do env+=(-x "$1=$2"); shift 2; done
+  fi
+}
 bin="$builddir/tests/mpi/size_sweep.openmpi"
 src="$srcdir/tests/mpich/size_sweep.c"
 mkdir -p "$(dirname "$bin")"
@@ -25,9 +48,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # FILE [NAME VALUE]...: size_sweep on 5 ranks under the library with that file.
 run() {
-  local file=$1; shift
-  local env=(-x LD_PRELOAD="$lib" -x GENCOLL_SELECTION_FILE="$file" -x GENCOLL_DEBUG=1)
-  while [ $# -gt 0 ]; do env+=(-x "$1=$2"); shift 2; done
+  local env
+  gencoll_env "$@"
   timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 5 "${env[@]}" \
     "$bin" </dev/null 2>&1
 }
@@ -58,8 +80,9 @@ done
 # the file names (tests/tune/select.py walks it as csel does).
 "$builddir/selection/gencoll-tune" --profile "$srcdir/selection/profiles/small-synthetic.json" --comm-sizes 4 \
   --max-size 256K --no-plot --out "$tmp" --name tuned >/dev/null || fail "gencoll-tune failed"
+gencoll_env "$tmp/tuned.json"
 out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 4 \
-  -x LD_PRELOAD="$lib" -x GENCOLL_SELECTION_FILE="$tmp/tuned.json" -x GENCOLL_DEBUG=1 "$bin" </dev/null 2>&1) ||
+  "${env[@]}" "$bin" </dev/null 2>&1) ||
   fail "size_sweep failed under the tuned file: $out"
 echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "wrong results under the tuned file: $out"
 check_tuned "$tmp/tuned.json" 4 "$out"
@@ -67,6 +90,8 @@ check_tuned "$tmp/tuned.json" 4 "$out"
 # A bad file stops the job at MPI_Init, naming the file and the key.
 echo '{"collective=allreduce": {"avg_msg_sise<=64": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' > "$tmp/bad.json"
 out=$(run "$tmp/bad.json") && fail "a bad selection file did not stop the job: $out"
-echo "$out" | grep -qF "GENCOLL_SELECTION_FILE=$tmp/bad.json: key \"avg_msg_sise<=64\": unknown key" ||
+origin="GENCOLL_SELECTION_FILE=$tmp/bad.json"
+[ "$mode" = component ] && origin="coll_gencoll_selection_file: selection file $tmp/bad.json"
+echo "$out" | grep -qF "$origin: key \"avg_msg_sise<=64\": unknown key" ||
   fail "no message naming the file and the key: $out"
-echo "PASS: the selection file chose the algorithm and k of every call (25 calls), the MPI's own where it names it; the tuner's file drove all 25 calls"
+echo "PASS ($mode): the selection file chose the algorithm and k of every call (25 calls), the MPI's own where it names it; the tuner's file drove all 25 calls"

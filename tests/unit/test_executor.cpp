@@ -425,3 +425,37 @@ TEST_CASE("the executor refuses a plan made for another schedule", "[executor]")
   LoopbackTransport<int> t(mb, 0, send, recv, [](const int& x, const int& y) { return x + y; });
   REQUIRE_THROWS_AS(execute(sb, plan_execution(sa), t), std::logic_error);
 }
+
+TEST_CASE("the C ABI reads a selection file and chooses as the interposition library does", "[executor][mpich]") {
+  char err[512] = {};
+  CHECK(gencoll_selection_load("/nonexistent/file.json", err, sizeof err) == nullptr);
+  CHECK(std::string(err).find("/nonexistent/file.json") != std::string::npos);
+  const std::string path = std::string(GENCOLL_SOURCE_DIR) + "/tests/data/select-handwritten.json";
+  gencoll_selection* s = gencoll_selection_load(path.c_str(), err, sizeof err);
+  INFO(err);
+  REQUIRE(s != nullptr);
+  gencoll_selection_call c{};
+  c.coll = GENCOLL_ALLREDUCE;
+  c.comm_size = 5;
+  c.count = 1;
+  c.type_size = 4;
+  c.commutative = c.op_built_in = 1;
+  c.node_size = 5;
+  c.node_count = 1;
+  c.node_consecutive = 1;
+  int alg = -1, k = -1;
+  const char* leaf = nullptr;
+  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &leaf) == 1);
+  CHECK(alg == GENCOLL_RECURSIVE_MULTIPLYING);
+  CHECK(k == 4);
+  c.count = 1000;  // 4000 bytes: k-nomial without k= (the caller's radix applies)
+  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &leaf) == 1);
+  CHECK(alg == GENCOLL_KNOMIAL);
+  CHECK(k == 0);
+  c.coll = GENCOLL_BCAST;
+  c.count = 100000;
+  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &leaf) == 1);
+  CHECK(alg == GENCOLL_RECURSIVE_MULTIPLYING);
+  CHECK(k == 3);
+  gencoll_selection_free(s);
+}
