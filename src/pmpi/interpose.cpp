@@ -12,6 +12,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -102,9 +103,14 @@ int delete_state(MPI_Comm, int, void* attr, void*) {
 CommState& comm_state(MPI_Comm comm) {
   void* attr = nullptr;
   int found = 0;
-  if (g_keyval == MPI_KEYVAL_INVALID)
+  // Once, even when threads of an MPI_THREAD_MULTIPLE program make their first
+  // collective calls at the same time (on different communicators); a
+  // failure throws out of call_once, so a later call tries again.
+  static std::once_flag keyval_once;
+  std::call_once(keyval_once, [] {
     if (int rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, delete_state, &g_keyval, nullptr); rc != MPI_SUCCESS)
       throw MpiError(rc);
+  });
   PMPI_Comm_get_attr(comm, g_keyval, &attr, &found);
   if (found) return *static_cast<CommState*>(attr);
   auto state = std::make_unique<CommState>();

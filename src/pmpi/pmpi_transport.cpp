@@ -36,7 +36,25 @@ void wait_some_requests(std::vector<MPI_Request>& reqs, std::vector<int>& indice
   if (n == MPI_UNDEFINED) throw std::logic_error("gencoll: waiting with no request in flight");
   for (int i = 0; i < n; ++i) done.push_back(static_cast<Transport::Request>(indices[i]));
 }
+
+// After an error the executor stops with messages still in flight; they must
+// end before the buffers they point into (scratch, staging) are freed. A
+// cancelled receive cannot write any more and a peer that failed never sends,
+// so everything is cancelled first and then completed: no hang, no late write.
+void drain(std::vector<MPI_Request>& reqs) noexcept {
+  bool any = false;
+  for (MPI_Request& r : reqs)
+    if (r != MPI_REQUEST_NULL) {
+      PMPI_Cancel(&r);
+      any = true;
+    }
+  if (any) PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+}
 }  // namespace
+
+PmpiTransport::~PmpiTransport() { drain(reqs_); }
+
+PmpiWire::~PmpiWire() { drain(reqs_); }
 
 PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait) : comm_(comm), b_(bufs), wait_(wait) {
   MPI_Aint lb = 0;

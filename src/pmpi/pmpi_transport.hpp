@@ -32,6 +32,9 @@ struct PmpiBuffers {
 class PmpiTransport final : public Transport {
  public:
   PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait);
+  ~PmpiTransport() override;  // completes (cancelling) what an error left in flight
+  PmpiTransport(const PmpiTransport&) = delete;
+  PmpiTransport& operator=(const PmpiTransport&) = delete;
 
   void prepare(const Schedule& s) override;
   Request isend(int peer, std::uint32_t tag, const Range& src) override;
@@ -64,6 +67,9 @@ class PmpiTransport final : public Transport {
 class PmpiWire final : public Wire {
  public:
   PmpiWire(MPI_Comm comm, MPI_Datatype type, WaitPolicy wait) : comm_(comm), type_(type), wait_(wait) {}
+  ~PmpiWire() override;  // as ~PmpiTransport
+  PmpiWire(const PmpiWire&) = delete;
+  PmpiWire& operator=(const PmpiWire&) = delete;
   Request isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) override;
   Request irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) override;
   void wait_some(std::vector<Request>& done) override;
