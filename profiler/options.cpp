@@ -1,5 +1,7 @@
 #include "profiler/options.hpp"
 
+#include "src/core/byte_count.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
@@ -98,20 +100,11 @@ std::vector<std::uint64_t> powers(std::uint64_t max, std::uint64_t factor) {
 }  // namespace
 
 std::uint64_t parse_bytes(const std::string& text, const std::string& option) {
-  std::size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  std::string suffix = text.substr(digits);
-  if (suffix.size() > 1 && (suffix.substr(1) == "iB" || suffix.substr(1) == "B")) suffix = suffix.substr(0, 1);
-  int shift = 0;
-  if (suffix == "K" || suffix == "k") shift = 10;
-  else if (suffix == "M") shift = 20;
-  else if (suffix == "G") shift = 30;
-  else if (!suffix.empty() && suffix != "B")
-    throw OptionError(option + ": \"" + text + "\" is not a size (digits with an optional K, M or G)");
-  if (digits == 0 || digits > 12) throw OptionError(option + ": \"" + text + "\" is not a size (digits with an optional K, M or G)");
-  const std::uint64_t v = std::stoull(text.substr(0, digits));
-  if (v > ((1ull << 40) >> shift)) throw OptionError(option + ": \"" + text + "\" is too large");
-  return v << shift;
+  const std::optional<std::uint64_t> v = parse_byte_count(text);
+  if (!v) throw OptionError(option + ": \"" + text + "\" is not a size (" + kByteCountForm + ")");
+  // Profiles measure messages a machine can send: 1 TiB is far beyond any.
+  if (*v > (1ull << 40)) throw OptionError(option + ": \"" + text + "\" is too large (at most 1T)");
+  return *v;
 }
 
 Options parse_options(const std::vector<std::string>& args) {

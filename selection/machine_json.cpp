@@ -2,10 +2,12 @@
 // path like levels[1].loggp.table[2].G_ns_per_byte) and the problem. The format
 // is documented in selection/PROFILES.md.
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <vector>
 
 #include "selection/machine.hpp"
 
@@ -191,11 +193,32 @@ void read_contention(const Reader& r, const json& doc, Machine& m) {
 Machine parse_machine(const std::string& json_text, const std::string& file) {
   const Reader r(file);
   json doc;
+  // A key given twice in one object would silently lose the first value; a
+  // number out of range has no field in the parser's message: the callback
+  // tracks the keys of every open object and the last key read.
+  std::vector<std::set<std::string>> open_objects;
+  std::string last_key, duplicate;
+  const json::parser_callback_t track = [&](int, json::parse_event_t ev, json& parsed) {
+    if (ev == json::parse_event_t::object_start) {
+      open_objects.emplace_back();
+    } else if (ev == json::parse_event_t::object_end) {
+      if (!open_objects.empty()) open_objects.pop_back();
+    } else if (ev == json::parse_event_t::key) {
+      last_key = parsed.get<std::string>();
+      if (!open_objects.empty() && !open_objects.back().insert(last_key).second && duplicate.empty())
+        duplicate = last_key;
+    }
+    return true;
+  };
   try {
-    doc = json::parse(json_text);
+    doc = json::parse(json_text, track);
   } catch (const json::parse_error& e) {
     r.fail("(syntax)", std::string("not valid JSON: ") + e.what());
+  } catch (const json::exception& e) {  // 1e999 and the like
+    r.fail(last_key.empty() ? "(syntax)" : "the value after \"" + last_key + "\"",
+           std::string("a number out of range: ") + e.what());
   }
+  if (!duplicate.empty()) r.fail(duplicate, "given twice in one object (only one value may stand)");
   if (!doc.is_object()) r.fail("(top)", "must be a JSON object, got " + Reader::shown(doc));
   r.only_keys(doc, "", {"name", "description", "levels", "node_level", "local", "contention",
                         "overheads_serialize", "buffers"});
@@ -220,6 +243,8 @@ Machine parse_machine(const std::string& json_text, const std::string& file) {
 }
 
 Machine load_machine(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw ProfileError(path + ": is a directory, not a profile file");
   std::ifstream in(path);
   if (!in) throw ProfileError(path + ": cannot open the profile for reading");
   std::ostringstream text;

@@ -1,6 +1,8 @@
 // gencoll-sim: the LogGP simulator on the command line. One configuration ->
 // time and lower bound; --sweep -> CSV; --goal -> LogGOPSim GOAL text.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -9,6 +11,8 @@
 #include <vector>
 
 #include "selection/bound.hpp"
+#include "coll/pattern.hpp"
+#include "src/core/byte_count.hpp"
 #include "coll/algorithm_table.hpp"
 #include "selection/goal_export.hpp"
 #include "selection/machine.hpp"
@@ -91,7 +95,7 @@ struct Args {
   int k = 2;
   std::uint64_t size = 1 << 20, total = 0;
   std::uint32_t elem = 1;
-  bool contention = true, per_rank = false, sweep = false;
+  bool contention = true, per_rank = false, sweep = false, size_given = false;
   std::string colls, algs, radices, sizes;
 };
 
@@ -100,21 +104,11 @@ struct Args {
   std::exit(1);
 }
 
+// A size of at least one byte (a collective of 0 bytes has nothing to simulate).
 std::uint64_t parse_bytes(const std::string& opt, const std::string& s) {
-  std::size_t used = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(s, &used);
-  } catch (const std::exception&) {
-    usage_error(opt + ": expected a size like 4096, 64K or 2M, got \"" + s + "\"");
-  }
-  std::string suffix = s.substr(used);
-  if (suffix.size() > 1 && (suffix.substr(1) == "iB" || suffix.substr(1) == "B")) suffix = suffix.substr(0, 1);
-  if (suffix == "K" || suffix == "k") v <<= 10;
-  else if (suffix == "M") v <<= 20;
-  else if (suffix == "G") v <<= 30;
-  else if (!suffix.empty() && suffix != "B") usage_error(opt + ": unknown size suffix \"" + suffix + "\" (K, M or G)");
-  return v;
+  const std::optional<std::uint64_t> b = parse_byte_count(s);
+  if (!b || *b == 0) usage_error(opt + ": \"" + s + "\" is not a size >= 1 byte (" + kByteCountForm + ")");
+  return *b;
 }
 
 int parse_int(const std::string& opt, const std::string& s, int min) {
@@ -166,7 +160,7 @@ Args parse_args(int argc, char** argv) {
     else if (o == "-c" || o == "--collective") a.coll = value();
     else if (o == "-a" || o == "--algorithm") a.alg = value();
     else if (o == "-k" || o == "--radix") a.k = parse_int(o, value(), 2);
-    else if (o == "-m" || o == "--size") a.size = parse_bytes(o, value());
+    else if (o == "-m" || o == "--size") a.size = parse_bytes(o, value()), a.size_given = true;
     else if (o == "--total") a.total = parse_bytes(o, value());
     else if (o == "--elem-bytes") a.elem = static_cast<std::uint32_t>(parse_int(o, value(), 1));
     else if (o == "--root") a.root = parse_int(o, value(), 0);
@@ -189,13 +183,18 @@ Args parse_args(int argc, char** argv) {
 
 Machine make_machine(const Args& a) {
   if (!a.profile.empty()) return load_machine(a.profile);
-  const std::vector<std::string> v = split(a.flat);
+  // Every field counts, empty ones included ("1,,2,3,4,5" is six fields).
+  std::vector<std::string> v;
+  std::stringstream in(a.flat);
+  for (std::string item; std::getline(in, item, ',');) v.push_back(item);
+  if (!a.flat.empty() && a.flat.back() == ',') v.emplace_back();
   if (v.size() != 5) usage_error("--flat: expected five numbers L,o_s,o_r,g,G (us, us, us, us, ns/byte)");
   double x[5];
   for (int i = 0; i < 5; ++i) {
     char* end = nullptr;
     x[i] = std::strtod(v[i].c_str(), &end);
-    if (*end != '\0' || x[i] < 0) usage_error("--flat: \"" + v[i] + "\" is not a non-negative number");
+    if (v[i].empty() || *end != '\0' || !std::isfinite(x[i]) || x[i] < 0)
+      usage_error("--flat: \"" + v[i] + "\" is not a finite non-negative number");
   }
   return flat_machine(Loggp{x[0] * 1e-6, x[1] * 1e-6, x[2] * 1e-6, x[3] * 1e-6, x[4] * 1e-9});
 }
@@ -235,7 +234,14 @@ int run_sweep_cli(const Args& a, const Machine& m, int p) {
   }
   if (!a.sizes.empty()) {
     sizes.clear();
-    for (const std::string& s : split(a.sizes)) sizes.push_back(parse_bytes("--sizes", s));
+    for (const std::string& s : split(a.sizes)) {
+      sizes.push_back(parse_bytes("--sizes", s));
+      if (sizes.back() % a.elem != 0)
+        usage_error("--sizes: " + s + " is not a multiple of --elem-bytes " + std::to_string(a.elem));
+    }
+  } else {  // the default sizes that are whole elements
+    sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](std::uint64_t b) { return b % a.elem != 0; }),
+                sizes.end());
   }
   const std::vector<SweepPoint> points = sweep_points(colls, algs, radices, sizes, p);
   const auto t0 = std::chrono::steady_clock::now();
@@ -268,9 +274,17 @@ int run_one(const Args& a, const Machine& m, int p) {
   std::uint64_t bytes = a.size;
   if (a.total) {
     if (*coll != Collective::allgather) usage_error("--total is for allgather; use --size");
+    if (a.size_given) usage_error("give --size (per rank) or --total (all ranks), not both");
+    if (a.total % static_cast<std::uint64_t>(p) != 0)
+      usage_error("--total: " + std::to_string(a.total) + " bytes do not split evenly over " + std::to_string(p) +
+                  " ranks");
     bytes = a.total / static_cast<std::uint64_t>(p);
   }
-  CollParams prm = make_params(*coll, *alg, p, a.k, std::max<std::uint64_t>(1, bytes / a.elem), a.root);
+  // Messages are whole elements: a size that is not is refused, not rounded.
+  if (bytes % a.elem != 0)
+    usage_error("the size (" + std::to_string(bytes) + " bytes) is not a multiple of --elem-bytes " +
+                std::to_string(a.elem));
+  CollParams prm = make_params(*coll, *alg, p, a.k, bytes / a.elem, a.root);
   const SimOptions opt = options(a);
 
   if (!a.goal.empty()) {
@@ -293,10 +307,21 @@ int run_one(const Args& a, const Machine& m, int p) {
   const int rpn = m.ranks_per_node();
   std::cout << "machine: " << m.name << (m.file.empty() ? "" : " (" + m.file + ")") << "\n"
             << "collective: " << to_string(prm.coll) << "\nalgorithm: " << to_string(prm.alg)
-            << "\nradix: " << effective_radix(prm.alg, p, prm.k) << "\nranks: " << p;
+            << "\nradix: " << effective_radix(prm.alg, p, prm.k);
+  // Recursive multiplying runs rounds of the radices whose product is the
+  // ranks it folds to: k = 3 at p = 8 is three rounds of radix 2.
+  if (info(prm.alg).family == Algorithm::recursive_multiplying ||
+      info(prm.alg).family == Algorithm::permuted_recursive_multiplying) {
+    const FoldLayout f = fold_for_radix(p, effective_radix(prm.alg, p, prm.k));
+    std::cout << " (rounds of radix";
+    for (std::size_t i = 0; i < f.radices.size(); ++i) std::cout << (i ? "," : " ") << f.radices[i];
+    if (f.extras) std::cout << "; " << f.extras << (f.extras == 1 ? " rank" : " ranks") << " folded";
+    std::cout << ")";
+  }
+  std::cout << "\nranks: " << p;
   if (rpn > 0) std::cout << " (" << (p + rpn - 1) / rpn << " nodes x " << rpn << ")";
   std::cout << "\nsize_bytes: " << prm.count * a.elem << (prm.coll == Collective::allgather ? " per rank" : "")
-            << "\ncontention: " << (opt.contention ? "on" : "off") << "\ntime_us: " << r.time * 1e6
+            << "\ncontention: " << (opt.contention && a.flat.empty() ? "on" : "off") << "\ntime_us: " << r.time * 1e6
             << "\nbound_us: " << b.time * 1e6 << " (" << b.binding << ")"
             << "\nbound_fraction: " << (r.time > 0 ? b.time / r.time : 0) << "\nsteps: " << r.steps
             << "\nmessages: " << r.messages << "\nbytes_sent: " << r.bytes_sent << "\nevents: " << r.events

@@ -16,6 +16,8 @@
 #include "selection/machine.hpp"
 #include "coll/algorithm_table.hpp"
 #include "selection/tune.hpp"
+#include "src/core/byte_count.hpp"
+#include "src/runtime/csel_file.hpp"
 
 using namespace gencoll;
 using namespace gencoll::sim;
@@ -87,16 +89,9 @@ long long parse_int(const std::string& opt, const std::string& v, long long lo) 
 }
 
 std::uint64_t parse_bytes(const std::string& opt, const std::string& v) {
-  std::string num = v;
-  std::uint64_t mul = 1;
-  if (!num.empty()) {
-    const char s = num.back();
-    if (s == 'K' || s == 'k') mul = 1024;
-    if (s == 'M' || s == 'm') mul = 1024 * 1024;
-    if (s == 'G' || s == 'g') mul = 1024ull * 1024 * 1024;
-    if (mul != 1) num.pop_back();
-  }
-  return static_cast<std::uint64_t>(parse_int(opt, num, 1)) * mul;
+  const std::optional<std::uint64_t> b = parse_byte_count(v);
+  if (!b || *b == 0) usage_error(opt + ": '" + v + "' is not a byte count >= 1 (" + kByteCountForm + ")");
+  return *b;
 }
 
 bool write_file(const std::string& path, const std::string& text) {
@@ -130,7 +125,7 @@ int main(int argc, char** argv) {
     else if (a == "--max-size") max_size = parse_bytes(a, value());
     else if (a == "--elem-bytes") elem = parse_int(a, value(), 1);
     else if (a == "--base") base_file = value();
-    else if (a == "--threads") threads = parse_int(a, value(), 0);
+    else if (a == "--threads") threads = parse_int(a, value(), 1);
     else if (a == "--out") out_dir = value();
     else if (a == "--name") name = value();
     else if (a == "--no-plot") plot = false;
@@ -154,6 +149,8 @@ int main(int argc, char** argv) {
   const int rpn = m.ranks_per_node();
   for (const std::string& s : split(shapes)) {
     const std::size_t x = s.find('x');
+    if (x != std::string::npos && s.find('x', x + 1) != std::string::npos)
+      usage_error("--shapes: '" + s + "' is not NODES or NODESxRANKS (e.g. 4 or 4x16)");
     const long long nodes = parse_int("--shapes", s.substr(0, x), 1);
     if (x != std::string::npos) {
       const long long r = parse_int("--shapes", s.substr(x + 1), 1);
@@ -198,6 +195,13 @@ int main(int argc, char** argv) {
       return 1;
     }
     if (!base->is_object()) usage_error("--base: '" + base_file + "' is not a JSON object");
+    // The tuned file is the base with the tuned collectives replaced: the
+    // rest must already be a selection file both bindings accept.
+    const SelectionFile::Loaded checked = SelectionFile::load(base_file, "--base " + base_file);
+    if (!checked.file) {
+      for (const std::string& e : checked.errors) std::cerr << "gencoll-tune: " << e << "\n";
+      return 1;
+    }
   }
 
   // A progress bar when standard error is a terminal.
@@ -234,7 +238,8 @@ int main(int argc, char** argv) {
   ok = ok && write_file(stem + ".md", summary_markdown(out.tuned, m));
   ok = ok && write_file(stem + "-picks.csv", picks_csv(out.tuned));
   if (!ok) {
-    std::cerr << "gencoll-tune: cannot write into '" << out_dir << "'\n";
+    std::cerr << "gencoll-tune: cannot write " << stem << ".json and the files beside it (--out " << out_dir
+              << ", --name " << name << ")\n";
     return 1;
   }
   std::cout << "gencoll-tune: " << out.rows.size() << " points simulated in " << secs << " s\n"

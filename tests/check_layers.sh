@@ -19,7 +19,7 @@ allowed() {
     src/cabi) echo "src/core coll src/exec src/runtime" ;;
     src/mpich) echo "src/cabi" ;;
     src/ompi) echo "src/cabi" ;;
-    selection) echo "src/core coll" ;;
+    selection) echo "src/core coll src/runtime" ;;
     profiler) echo "src/core coll selection" ;;
     *) echo "ANY" ;;
   esac

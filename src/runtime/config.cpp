@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "coll/algorithm_table.hpp"
+#include "src/core/byte_count.hpp"
 
 extern char** environ;
 
@@ -38,30 +39,11 @@ std::optional<int> parse_radix(const char* v) {
   return static_cast<int>(x);
 }
 
-// A byte count of at most kMaxBytes: decimal digits, then optionally K, M or
-// G (binary multiples). The limit applies after the multiple, so no suffix
-// can wrap the count around.
-constexpr std::size_t kMaxBytes = std::size_t{1} << 50;
+// GENCOLL_GPU_SCRATCH_KEEP and other byte counts: the one parser.
 std::optional<std::size_t> parse_bytes(const std::string& v) {
-  std::size_t i = 0, x = 0;
-  for (; i < v.size() && std::isdigit(static_cast<unsigned char>(v[i])); ++i) {
-    x = x * 10 + static_cast<std::size_t>(v[i] - '0');
-    if (x > kMaxBytes) return std::nullopt;
-  }
-  if (i == 0) return std::nullopt;
-  int shift = 0;
-  if (i + 1 == v.size()) {
-    switch (v[i]) {
-      case 'K': case 'k': shift = 10; break;
-      case 'M': case 'm': shift = 20; break;
-      case 'G': case 'g': shift = 30; break;
-      default: return std::nullopt;
-    }
-  } else if (i != v.size()) {
-    return std::nullopt;
-  }
-  if (x > kMaxBytes >> shift) return std::nullopt;
-  return x << shift;
+  const std::optional<std::uint64_t> x = parse_byte_count(v);
+  if (!x) return std::nullopt;
+  return static_cast<std::size_t>(*x);
 }
 
 }  // namespace

@@ -66,6 +66,53 @@ expect_error "'2y4' is not an integer" --profile "$profile" --shapes 2y4
 expect_error "unknown collective 'alltoall'" --profile "$profile" --shapes 2x4 --collectives alltoall
 echo '{"collective=bcast": ' > "$tmp/base.json"
 expect_error "base.json: not valid JSON" --profile "$profile" --shapes 2x4 --base "$tmp/base.json"
+echo '{"foo": 1}' > "$tmp/notcsel.json"
+expect_error 'notcsel.json: key "foo"' --profile "$profile" --shapes 2x4 --base "$tmp/notcsel.json"
+expect_error "'2x4x4' is not NODES or NODESxRANKS" --profile "$profile" --shapes 2x4x4
+expect_error "--threads: '0' is not an integer >= 1" --profile "$profile" --shapes 2x4 --threads 0
+expect_error "--max-size: '-5' is not a byte count" --profile "$profile" --shapes 2x4 --max-size -5
+if out=$("$tune" --profile "$profile" --shapes 2x4 --max-size 64 --no-plot --out "$tmp/no/such/dir" --name t 2>&1); then
+  fail "an unwritable --out was accepted"
+fi
+echo "$out" | grep -qF "cannot write $tmp/no/such/dir/t.json" || fail "unwritable --out: $out"
+echo "ok: $out"
+
+# gencoll-sim refuses what it cannot mean, naming the option (issue 18's list).
+sim="$builddir/selection/gencoll-sim"
+flat="--flat 1,0.1,0.1,0.1,0.1 --ranks 4"
+expect_sim_error() {
+  local want=$1; shift
+  local out
+  # shellcheck disable=SC2086
+  if out=$("$sim" "$@" 2>&1); then fail "gencoll-sim accepted: $*"; fi
+  echo "$out" | grep -qF -- "$want" || fail "gencoll-sim $*: expected '$want', got: $out"
+  echo "ok: $(echo "$out" | head -n1)"
+}
+# shellcheck disable=SC2086
+{
+expect_sim_error '-m: "-5" is not a size >= 1 byte' $flat -m -5
+expect_sim_error '-m: "17179869184G" is not a size >= 1 byte' $flat -m 17179869184G
+expect_sim_error '-m: "0" is not a size >= 1 byte' $flat -m 0
+expect_sim_error 'the size (3 bytes) is not a multiple of --elem-bytes 4' $flat -m 3 --elem-bytes 4
+expect_sim_error '--sizes: "0" is not a size >= 1 byte' $flat --sweep --sizes 0
+expect_sim_error '--flat: "nan" is not a finite non-negative number' --flat nan,1,1,1,1 --ranks 4
+expect_sim_error '--flat: "" is not a finite non-negative number' --flat 1,,1,1,1 --ranks 4
+expect_sim_error '--flat: "inf" is not a finite non-negative number' --flat 1,1,1,1,inf --ranks 4
+expect_sim_error 'give --size (per rank) or --total (all ranks), not both' $flat -c allgather -m 1K --total 4K
+expect_sim_error '--total: 4097 bytes do not split evenly over 4 ranks' $flat -c allgather --total 4097
+expect_sim_error '--threads' $flat --sweep --threads 0
+}
+echo '{"name": "x", "name": "y"}' > "$tmp/dup.json"
+expect_sim_error 'dup.json: name: given twice in one object' --profile "$tmp/dup.json"
+echo '{"name": "x", "levels": [{"loggp": {"L_us": 1e999}}]}' > "$tmp/huge.json"
+expect_sim_error 'huge.json: the value after "L_us": a number out of range' --profile "$tmp/huge.json"
+expect_sim_error "$tmp: is a directory, not a profile file" --profile "$tmp"
+# shellcheck disable=SC2086
+"$sim" $flat | grep -qx 'contention: off' || fail "gencoll-sim --flat does not say contention: off"
+# shellcheck disable=SC2086
+"$sim" $flat -a recursive_multiplying -k 3 --ranks 8 | grep -qx 'radix: 3 (rounds of radix 2,2,2)' ||
+  fail "gencoll-sim: recursive multiplying k=3 at p=8 does not show its rounds of radix 2"
+echo "ok: gencoll-sim says contention off for --flat and the radices recursive multiplying really uses"
 # benchmarks/rescore.py scores a kept emulated-cluster run against this
 # build's simulator: the report has its network-bound summary, and the
 # profile it scored carries the rendezvous size taken from its source text.

@@ -2,6 +2,7 @@
 
 #include <map>
 
+#include "src/core/byte_count.hpp"
 #include "src/runtime/config.hpp"
 
 using namespace gencoll;
@@ -95,7 +96,8 @@ TEST_CASE("GENCOLL_GPU_SCRATCH_KEEP takes a byte count with an optional binary s
   CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "2g"}}).gpu_scratch_keep == std::size_t{2} << 30);
   CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "1048576G"}}).gpu_scratch_keep == std::size_t{1} << 50);
   // Above 2^50 bytes, however written; 2^34 G would wrap to 0 in 64 bits.
-  for (const char* bad : {"-1", "64MB", "M", "1.5G", " 64", "1048577G", "17179869184G", "1125899906842625"}) {
+  CHECK(parse({{"GENCOLL_GPU_SCRATCH_KEEP", "64MiB"}}).gpu_scratch_keep == std::size_t{64} << 20);
+  for (const char* bad : {"-1", "64MX", "M", "1.5G", " 64", "1048577G", "17179869184G", "1125899906842625"}) {
     const Config c = parse({{"GENCOLL_GPU_SCRATCH_KEEP", bad}});
     INFO(bad);
     REQUIRE(c.errors.size() == 1);
@@ -103,4 +105,18 @@ TEST_CASE("GENCOLL_GPU_SCRATCH_KEEP takes a byte count with an optional binary s
                                 Catch::Contains("256M"));
     CHECK(c.gpu_scratch_keep == std::size_t{64} << 20);
   }
+}
+
+TEST_CASE("one byte-count parser: digits, an optional binary multiple, at most 2^50", "[config]") {
+  CHECK(parse_byte_count("0") == 0u);
+  CHECK(parse_byte_count("4096") == 4096u);
+  CHECK(parse_byte_count("4096B") == 4096u);
+  CHECK(parse_byte_count("64k") == 65536u);
+  CHECK(parse_byte_count("64KiB") == 65536u);
+  CHECK(parse_byte_count("2MB") == 2u << 20);
+  CHECK(parse_byte_count("1G") == 1u << 30);
+  CHECK(parse_byte_count("1048576G") == kMaxBytes);
+  for (const char* bad : {"", "-5", "+5", "5 ", " 5", "5x", "5KB B", "5KiBB", "1.5K", "K", "1048577G", "17179869184G",
+                          "18446744073709551611", "99999999999999999999999"})
+    CHECK_FALSE(parse_byte_count(bad).has_value());
 }
