@@ -18,43 +18,48 @@ int as_int(std::uint64_t n) {
   return static_cast<int>(n);
 }
 
-// Both transports' wait: request ids are indices into `reqs`.
-void wait_some_requests(std::vector<MPI_Request>& reqs, std::vector<int>& indices, WaitPolicy wait,
-                        std::vector<Transport::Request>& done) {
-  indices.resize(reqs.size());
+}  // namespace
+
+Transport::Request RequestSet::add(MPI_Request r) {
+  reqs_.push_back(r);
+  ids_.push_back(next_);
+  return next_++;
+}
+
+void RequestSet::wait_some(WaitPolicy wait, std::vector<Transport::Request>& done) {
+  indices_.resize(reqs_.size());
   int n = MPI_UNDEFINED;
   if (wait == WaitPolicy::block) {
-    check(PMPI_Waitsome(static_cast<int>(reqs.size()), reqs.data(), &n, indices.data(), MPI_STATUSES_IGNORE));
+    check(PMPI_Waitsome(static_cast<int>(reqs_.size()), reqs_.data(), &n, indices_.data(), MPI_STATUSES_IGNORE));
   } else {
     // Oversubscribed runs: give the core to the peer we are waiting for.
     for (;;) {
-      check(PMPI_Testsome(static_cast<int>(reqs.size()), reqs.data(), &n, indices.data(), MPI_STATUSES_IGNORE));
+      check(PMPI_Testsome(static_cast<int>(reqs_.size()), reqs_.data(), &n, indices_.data(), MPI_STATUSES_IGNORE));
       if (n != 0) break;
       sched_yield();
     }
   }
   if (n == MPI_UNDEFINED) throw std::logic_error("gencoll: waiting with no request in flight");
-  for (int i = 0; i < n; ++i) done.push_back(static_cast<Transport::Request>(indices[i]));
-}
-
-// After an error the executor stops with messages still in flight; they must
-// end before the buffers they point into (scratch, staging) are freed. A
-// cancelled receive cannot write any more and a peer that failed never sends,
-// so everything is cancelled first and then completed: no hang, no late write.
-void drain(std::vector<MPI_Request>& reqs) noexcept {
-  bool any = false;
-  for (MPI_Request& r : reqs)
-    if (r != MPI_REQUEST_NULL) {
-      PMPI_Cancel(&r);
-      any = true;
+  for (int i = 0; i < n; ++i) done.push_back(ids_[static_cast<std::size_t>(indices_[i])]);
+  // Finished requests are MPI_REQUEST_NULL now: keep the others, in order.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < reqs_.size(); ++i)
+    if (reqs_[i] != MPI_REQUEST_NULL) {
+      reqs_[kept] = reqs_[i];
+      ids_[kept++] = ids_[i];
     }
-  if (any) PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  reqs_.resize(kept);
+  ids_.resize(kept);
 }
-}  // namespace
 
-PmpiTransport::~PmpiTransport() { drain(reqs_); }
-
-PmpiWire::~PmpiWire() { drain(reqs_); }
+// A cancelled receive cannot write any more and a peer that failed never
+// sends, so everything is cancelled first and then completed: no hang, no
+// late write.
+RequestSet::~RequestSet() {
+  if (reqs_.empty()) return;
+  for (MPI_Request& r : reqs_) PMPI_Cancel(&r);
+  PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+}
 
 PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait) : comm_(comm), b_(bufs), wait_(wait) {
   MPI_Aint lb = 0;
@@ -84,11 +89,6 @@ char* PmpiTransport::address(const Range& r) const {
   return nullptr;
 }
 
-Transport::Request PmpiTransport::post(MPI_Request r) {
-  reqs_.push_back(r);
-  return reqs_.size() - 1;
-}
-
 Transport::Request PmpiTransport::isend(int peer, std::uint32_t tag, const Range& src) {
   MPI_Request r;
   if (src.buf == Buf::send && b_.send_type != b_.type) {
@@ -97,16 +97,16 @@ Transport::Request PmpiTransport::isend(int peer, std::uint32_t tag, const Range
   } else {
     check(PMPI_Isend(address(src), as_int(src.count), b_.type, peer, wire_tag(tag), comm_, &r));
   }
-  return post(r);
+  return reqs_.add(r);
 }
 
 Transport::Request PmpiTransport::irecv(int peer, std::uint32_t tag, const Range& dst) {
   MPI_Request r;
   check(PMPI_Irecv(address(dst), as_int(dst.count), b_.type, peer, wire_tag(tag), comm_, &r));
-  return post(r);
+  return reqs_.add(r);
 }
 
-void PmpiTransport::wait_some(std::vector<Request>& done) { wait_some_requests(reqs_, indices_, wait_, done); }
+void PmpiTransport::wait_some(std::vector<Request>& done) { reqs_.wait_some(wait_, done); }
 
 void PmpiTransport::reduce(const Range& in, const Range& inout) {
   if (in.count == 0) return;
@@ -165,17 +165,15 @@ void PmpiTransport::permute(const Range& region, const PermutationSpec& spec) {
 Wire::Request PmpiWire::isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) {
   MPI_Request r;
   check(PMPI_Isend(buf, as_int(count), type_, peer, wire_tag(tag), comm_, &r));
-  reqs_.push_back(r);
-  return reqs_.size() - 1;
+  return reqs_.add(r);
 }
 
 Wire::Request PmpiWire::irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) {
   MPI_Request r;
   check(PMPI_Irecv(buf, as_int(count), type_, peer, wire_tag(tag), comm_, &r));
-  reqs_.push_back(r);
-  return reqs_.size() - 1;
+  return reqs_.add(r);
 }
 
-void PmpiWire::wait_some(std::vector<Request>& done) { wait_some_requests(reqs_, indices_, wait_, done); }
+void PmpiWire::wait_some(std::vector<Request>& done) { reqs_.wait_some(wait_, done); }
 
 }  // namespace gencoll

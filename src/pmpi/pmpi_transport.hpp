@@ -29,12 +29,31 @@ struct PmpiBuffers {
   MPI_Op op = MPI_OP_NULL;
 };
 
+// The requests of one call in flight, kept compact: a wait looks only at
+// those, so completion handling is linear in the call's messages (it was
+// quadratic for k-ring when every request ever posted was waited on). Ids are
+// 0, 1, 2, ... in posting order, as the executor's dense table expects. What
+// an error leaves in flight is cancelled and completed on destruction, before
+// the buffers it points into go away.
+class RequestSet {
+ public:
+  RequestSet() = default;
+  ~RequestSet();
+  RequestSet(const RequestSet&) = delete;
+  RequestSet& operator=(const RequestSet&) = delete;
+  Transport::Request add(MPI_Request r);
+  void wait_some(WaitPolicy wait, std::vector<Transport::Request>& done);
+
+ private:
+  std::vector<MPI_Request> reqs_;
+  std::vector<Transport::Request> ids_;
+  std::vector<int> indices_;
+  Transport::Request next_ = 0;
+};
+
 class PmpiTransport final : public Transport {
  public:
   PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait);
-  ~PmpiTransport() override;  // completes (cancelling) what an error left in flight
-  PmpiTransport(const PmpiTransport&) = delete;
-  PmpiTransport& operator=(const PmpiTransport&) = delete;
 
   void prepare(const Schedule& s) override;
   Request isend(int peer, std::uint32_t tag, const Range& src) override;
@@ -47,7 +66,6 @@ class PmpiTransport final : public Transport {
  private:
   char* address(const Range& r) const;
   void copy_units(const void* from, MPI_Datatype from_type, int from_count, void* to, MPI_Datatype to_type, int to_count);
-  Request post(MPI_Request r);
 
   MPI_Comm comm_;
   PmpiBuffers b_;
@@ -57,8 +75,7 @@ class PmpiTransport final : public Transport {
   std::unique_ptr<char[]> tmp_;
   char* tmp_base_ = nullptr;
   std::vector<char> stage_;
-  std::vector<MPI_Request> reqs_;
-  std::vector<int> indices_;
+  RequestSet reqs_;  // last: destroyed first, while scratch and staging still exist
 };
 
 // Messages of device-buffer collectives (see DeviceTransport): contiguous
@@ -67,9 +84,6 @@ class PmpiTransport final : public Transport {
 class PmpiWire final : public Wire {
  public:
   PmpiWire(MPI_Comm comm, MPI_Datatype type, WaitPolicy wait) : comm_(comm), type_(type), wait_(wait) {}
-  ~PmpiWire() override;  // as ~PmpiTransport
-  PmpiWire(const PmpiWire&) = delete;
-  PmpiWire& operator=(const PmpiWire&) = delete;
   Request isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) override;
   Request irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) override;
   void wait_some(std::vector<Request>& done) override;
@@ -78,8 +92,7 @@ class PmpiWire final : public Wire {
   MPI_Comm comm_;
   MPI_Datatype type_;
   WaitPolicy wait_;
-  std::vector<MPI_Request> reqs_;
-  std::vector<int> indices_;
+  RequestSet reqs_;
 };
 
 }  // namespace gencoll
