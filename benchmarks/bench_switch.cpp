@@ -26,6 +26,7 @@ std::string BenchConfig::name() const {
   switch (kind) {
     case Kind::native: return "native";
     case Kind::mpi_algorithm: return "mpich:" + mpi_algorithm;
+    case Kind::ompi_algorithm: return "ompi:" + mpi_algorithm;
     case Kind::gencoll: return has_radix(alg) ? std::string(to_string(alg)) + ":" + std::to_string(k) : to_string(alg);
   }
   return "";
@@ -51,9 +52,44 @@ const std::vector<std::string>& mpich_algorithms(Collective c) {
   return allgather;
 }
 
+const std::vector<std::string>& ompi_algorithms(Collective c) {
+  // From Open MPI 4.1.4's coll_tuned_<coll>_algorithm enumerators (ompi_info
+  // --param coll tuned --level 9), in their order after "ignore".
+  static const std::vector<std::string> allgather{"linear", "bruck", "recursive_doubling", "ring", "neighbor",
+                                                  "two_proc"};
+  static const std::vector<std::string> allreduce{"basic_linear", "nonoverlapping", "recursive_doubling", "ring",
+                                                  "segmented_ring", "rabenseifner"};
+  static const std::vector<std::string> bcast{"basic_linear", "chain", "pipeline", "split_binary_tree", "binary_tree",
+                                              "binomial", "knomial", "scatter_allgather", "scatter_allgather_ring"};
+  static const std::vector<std::string> reduce{"linear", "chain", "pipeline", "binary", "binomial", "in-order_binary",
+                                               "rabenseifner"};
+  static const std::vector<std::string> reduce_scatter_block{"basic_linear", "recursive_doubling",
+                                                             "recursive_halving", "butterfly"};
+  switch (c) {
+    case Collective::allgather: return allgather;
+    case Collective::allreduce: return allreduce;
+    case Collective::bcast: return bcast;
+    case Collective::reduce: return reduce;
+    case Collective::reduce_scatter_block: return reduce_scatter_block;
+  }
+  return allgather;
+}
+
 BenchConfig parse_config(Collective c, const std::string& text) {
   BenchConfig cfg;
   if (text == "native") return cfg;
+  if (text.rfind("ompi:", 0) == 0) {
+    cfg.kind = BenchConfig::Kind::ompi_algorithm;
+    cfg.mpi_algorithm = text.substr(5);
+    const auto& known = ompi_algorithms(c);
+    if (std::find(known.begin(), known.end(), cfg.mpi_algorithm) == known.end()) {
+      std::string list;
+      for (const std::string& a : known) list += (list.empty() ? "" : ", ") + a;
+      throw std::invalid_argument("configuration \"" + text + "\": Open MPI's " + to_string(c) +
+                                  " algorithms are " + list);
+    }
+    return cfg;
+  }
   if (text.rfind("mpich:", 0) == 0) {
     cfg.kind = BenchConfig::Kind::mpi_algorithm;
     cfg.mpi_algorithm = text.substr(6);
@@ -91,15 +127,17 @@ BenchConfig parse_config(Collective c, const std::string& text) {
 }
 
 std::vector<BenchConfig> expand_sweep(Collective c, const std::string& list, int p, int ranks_per_node,
-                                      bool mpich, bool lenient, bool module_only) {
+                                      bool mpich, bool lenient, bool module_only, bool ompi) {
   std::vector<BenchConfig> out;
   std::set<std::string> seen;
   const auto add = [&](BenchConfig cfg) {
     if (seen.insert(cfg.name()).second) out.push_back(std::move(cfg));
   };
   const auto add_mpich = [&] {
-    if (!mpich) return;  // other MPIs: no run-time switch to their own algorithms
-    for (const std::string& a : mpich_algorithms(c)) add(parse_config(c, "mpich:" + a));
+    if (mpich)
+      for (const std::string& a : mpich_algorithms(c)) add(parse_config(c, "mpich:" + a));
+    if (ompi)
+      for (const std::string& a : ompi_algorithms(c)) add(parse_config(c, "ompi:" + a));
   };
   const auto add_gencoll = [&] {
     const std::vector<int> radices = sim::radix_candidates(p, ranks_per_node);
@@ -126,7 +164,7 @@ std::vector<BenchConfig> expand_sweep(Collective c, const std::string& list, int
       add(BenchConfig{});
       add_mpich();
       add_gencoll();
-    } else if (item == "mpich") {
+    } else if (item == "mpich" || item == "ompi") {
       add_mpich();
     } else if (item == "gencoll") {
       add_gencoll();
@@ -161,6 +199,10 @@ Switch::Switch() {
   mpich_ = t_initialized_ && v.find("MPICH Version:") != std::string::npos && v.find("4.0.2") != std::string::npos &&
            cvar_index("MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM").has_value();
   module_ = mpich_ && cvar_index("MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL").has_value();
+  ompi_ = t_initialized_ && v.find("Open MPI v4.1") != std::string::npos &&
+          cvar_index("coll_tuned_allreduce_algorithm").has_value();
+  ompi_dynamic_ = ompi_ && cvar_index("coll_tuned_use_dynamic_rules") && read("coll_tuned_use_dynamic_rules") != 0;
+  component_ = ompi_ && cvar_index("coll_gencoll_allreduce_algorithm").has_value();
   pmpi_select_ = reinterpret_cast<int (*)(const char*, const char*, int)>(dlsym(RTLD_DEFAULT, "gencoll_pmpi_select"));
   if (mpich_)
     for (Collective c : all_collectives())
@@ -205,7 +247,8 @@ void Switch::write(const std::string& name, int value) {
 std::string Switch::gencoll_route() const {
   if (pmpi_select_) return "interposition library";
   if (module_) return "MPICH module";
-  return "none (preload libgencoll-pmpi.so or run on the MPICH module)";
+  if (component_) return "Open MPI component";
+  return "none (preload libgencoll-pmpi.so, run on the MPICH module, or load the Open MPI component)";
 }
 
 std::string Switch::unavailable(Collective c, const BenchConfig& cfg) const {
@@ -213,12 +256,17 @@ std::string Switch::unavailable(Collective c, const BenchConfig& cfg) const {
     case BenchConfig::Kind::native: return "";
     case BenchConfig::Kind::mpi_algorithm:
       return mpich_ ? "" : "MPICH's own algorithms are chosen through MPICH 4.0.2's control variables; this MPI is not MPICH 4.0.2";
+    case BenchConfig::Kind::ompi_algorithm:
+      if (!ompi_) return "Open MPI's own algorithms are chosen through Open MPI 4.1's coll_tuned variables; this MPI is not Open MPI 4.1";
+      if (!ompi_dynamic_) return "Open MPI's own algorithms can be chosen only with --mca coll_tuned_use_dynamic_rules 1";
+      return "";
     case BenchConfig::Kind::gencoll:
       if (pmpi_select_) return "";
-      if (module_ && !in_module(c, cfg.alg))
-        return std::string("the MPICH module does not serve ") + to_string(c) + " " + to_string(cfg.alg) +
+      if ((module_ || component_) && !in_module(c, cfg.alg))
+        return std::string("the ") + (module_ ? "MPICH module" : "Open MPI component") + " does not serve " +
+               to_string(c) + " " + to_string(cfg.alg) +
                "; run it through the interposition library (LD_PRELOAD=libgencoll-pmpi.so)";
-      if (module_) return "";
+      if (module_ || component_) return "";
       return std::string("gencoll's ") + to_string(c) +
              " algorithms need LD_PRELOAD=libgencoll-pmpi.so or MPICH built with the gencoll module";
   }
@@ -248,6 +296,33 @@ void Switch::apply(Collective c, const BenchConfig& cfg) {
     const int rc = via_pmpi ? pmpi_select_(to_string(c), to_string(cfg.alg), cfg.k)
                             : pmpi_select_(to_string(c), "native", 0);
     if (rc != 0) throw std::runtime_error(cfg.name() + ": gencoll_pmpi_select refused it");
+  }
+  if (ompi_) {
+    // Every variable of the collective is written each time, so a
+    // configuration never inherits the previous one's.
+    const std::string coll_name = to_string(c);
+    if (cvar_index("coll_tuned_" + coll_name + "_algorithm")) {
+      int tuned = 0;
+      if (cfg.kind == BenchConfig::Kind::ompi_algorithm) {
+        const auto& known = ompi_algorithms(c);
+        tuned = static_cast<int>(std::find(known.begin(), known.end(), cfg.mpi_algorithm) - known.begin()) + 1;
+      }
+      write("coll_tuned_" + coll_name + "_algorithm", tuned);
+    }
+    if (component_ && module_collective(c)) {
+      int alg = 0;
+      if (cfg.kind == BenchConfig::Kind::gencoll && !via_pmpi) {
+        const sim::Choice m = sim::as_module_choice(cfg.alg, cfg.k, [] {
+          int n = 1;
+          MPI_Comm_size(MPI_COMM_WORLD, &n);
+          return n;
+        }());
+        alg = info(m.alg).abi + 1;
+        write("coll_gencoll_" + coll_name + "_" + to_string(m.alg) + "_kval", m.k);
+      }
+      write("coll_gencoll_" + coll_name + "_algorithm", alg);
+    }
+    return;
   }
   if (!mpich_) return;
   const int dc_default = device_collective_default_[static_cast<std::size_t>(c)];

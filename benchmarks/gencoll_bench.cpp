@@ -218,22 +218,33 @@ class Runner {
         // reduce_scatter_block sends p blocks of the size
         send_(o.max_bytes * static_cast<std::size_t>(p), cuda),
         recv_(o.max_bytes * static_cast<std::size_t>(p), cuda) {}
+  ~Runner() { free_comm(); }
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Collectives under test run on `comm_`: MPI_COMM_WORLD, or a duplicate
+  // made after the configuration was put in place where the MPI reads its
+  // algorithm variables when a communicator is created (Open MPI).
+  void renew_comm() {
+    free_comm();
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm_);
+  }
 
   void call(Collective c, std::size_t bytes) {
     const int n = static_cast<int>(reduces(c) ? bytes / sizeof(float) : bytes);
     switch (c) {
       case Collective::allgather:
-        MPI_Allgather(send_.data(), n, MPI_CHAR, recv_.data(), n, MPI_CHAR, MPI_COMM_WORLD);
+        MPI_Allgather(send_.data(), n, MPI_CHAR, recv_.data(), n, MPI_CHAR, comm_);
         break;
       case Collective::allreduce:
-        MPI_Allreduce(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Allreduce(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, comm_);
         break;
-      case Collective::bcast: MPI_Bcast(send_.data(), n, MPI_CHAR, 0, MPI_COMM_WORLD); break;
+      case Collective::bcast: MPI_Bcast(send_.data(), n, MPI_CHAR, 0, comm_); break;
       case Collective::reduce:
-        MPI_Reduce(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, 0, comm_);
         break;
       case Collective::reduce_scatter_block:
-        MPI_Reduce_scatter_block(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Reduce_scatter_block(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, comm_);
         break;
     }
   }
@@ -324,9 +335,14 @@ class Runner {
     std::memcpy(b.data(), v.data(), b.size());
     return b;
   }
+  void free_comm() {
+    if (comm_ != MPI_COMM_WORLD) MPI_Comm_free(&comm_);
+    comm_ = MPI_COMM_WORLD;
+  }
   const Options& o_;
   int rank_, p_;
   Buffer send_, recv_;
+  MPI_Comm comm_ = MPI_COMM_WORLD;
 };
 
 std::string mpi_name() {
@@ -373,7 +389,8 @@ int run(int argc, char** argv) {
   std::map<Collective, std::vector<BenchConfig>> configs;
   try {
     for (Collective c : o.colls) {
-      configs[c] = expand_sweep(c, o.sweep, p, per_node, sw.is_mpich(), o.colls.size() > 1, sw.module_only());
+      configs[c] = expand_sweep(c, o.sweep, p, per_node, sw.is_mpich(), o.colls.size() > 1, sw.module_only(),
+                                sw.is_ompi());
       for (const BenchConfig& cfg : configs[c])
         if (const std::string why = sw.unavailable(c, cfg); !why.empty())
           throw std::invalid_argument(cfg.name() + " for " + to_string(c) + ": " + why);
@@ -427,6 +444,7 @@ int run(int argc, char** argv) {
         for (std::size_t i = 0; i < cfgs.size(); ++i) {
           const BenchConfig& cfg = cfgs[i];
           sw.apply(c, cfg);
+          if (sw.fresh_comm()) runner.renew_comm();
           if (o.validate && round == 0) {
             // Counted with MPI_Gather, which no configuration switches: rank 0's
             // sum is exact even when the collective under test is broken, and

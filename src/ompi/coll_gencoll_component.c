@@ -124,7 +124,8 @@ static int gencoll_register(void)
             snprintf(kval_descriptions[coll][alg], sizeof(kval_descriptions[coll][alg]),
                      "Radix k of gencoll's %s %s (an integer >= 2; k > p means p)", cname, aname);
             (void) mca_base_component_var_register(c, kval_names[coll][alg], kval_descriptions[coll][alg],
-                                                   MCA_BASE_VAR_TYPE_INT, NULL, 0, 0, OPAL_INFO_LVL_5,
+                                                   MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                                   OPAL_INFO_LVL_5,
                                                    MCA_BASE_VAR_SCOPE_ALL_EQ,
                                                    &mca_coll_gencoll_component.kval[coll][alg]);
             const int k = mca_coll_gencoll_component.kval[coll][alg];
@@ -142,7 +143,8 @@ static int gencoll_register(void)
         if (mca_base_var_enum_create(enum_name, values, &en) != OPAL_SUCCESS) return OMPI_ERROR;
         mca_coll_gencoll_component.algorithm[coll] = 0;
         int idx = mca_base_component_var_register(c, algorithm_names[coll], algorithm_descriptions[coll],
-                                                  MCA_BASE_VAR_TYPE_INT, en, 0, 0, OPAL_INFO_LVL_5,
+                                                  MCA_BASE_VAR_TYPE_INT, en, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                                  OPAL_INFO_LVL_5,
                                                   MCA_BASE_VAR_SCOPE_ALL_EQ,
                                                   &mca_coll_gencoll_component.algorithm[coll]);
         OBJ_RELEASE(en);

@@ -50,6 +50,7 @@ lib="$builddir/openmpi/.libs/libgencoll-pmpi.so"
 bench="$builddir/benchmarks/gencoll-bench.openmpi"
 if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ] && [ -f "$lib" ]; then
   ran=1
+  have_ompi=1
   ompi() {
     timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader "$@" </dev/null 2>&1
   }
@@ -68,6 +69,31 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ] && [ -f "$lib" ]; th
   echo "$out" | grep -q "need LD_PRELOAD=libgencoll-pmpi.so" || fail "unclear message without the library: $out"
   out=$(ompi -n 2 "$bench" -m 8 -i 2 -x 1 --sweep mpich:ring --coll allgather) && fail "mpich:ring on Open MPI was accepted"
   echo "$out" | grep -q "this MPI is not MPICH 4.0.2" || fail "unclear message for mpich:ring on Open MPI: $out"
+fi
+
+# -- Open MPI with the gencoll coll component: MPI_T, a fresh communicator per
+#    configuration; Open MPI's own algorithms through coll_tuned ----------------
+if [ "${have_ompi:-0}" = 1 ] && [ -f "$builddir/ompi-component/component-path" ]; then
+  path=$(cat "$builddir/ompi-component/component-path")
+  out=$(ompi -n 3 --mca mca_base_component_path "$path" --mca coll_tuned_use_dynamic_rules 1 \
+    --mca coll_gencoll_verbose 1 "$bench" --coll allreduce,bcast -m 8:64 -i 2 -x 1 -c \
+    --sweep native,ompi:recursive_doubling,ompi:ring,recursive_multiplying:2,kring:3,ompi:binomial,knomial:2 \
+    --csv "$tmp/component.csv") || fail "component sweep failed: $out"
+  echo "$out" | grep -q "gencoll via Open MPI component" || fail "the component was not found: $out"
+  for want in "allreduce count=2 bytes=8 p=3 root=0 algorithm=recursive_multiplying k=2" \
+              "allreduce count=16 bytes=64 p=3 root=0 algorithm=kring k=3" \
+              "bcast count=64 bytes=64 p=3 root=0 algorithm=knomial k=2"; do
+    echo "$out" | grep -qxF "gencoll: $want" || fail "no component line 'gencoll: $want': $out"
+  done
+  # allreduce: native, 2 ompi, 3 gencoll; bcast: native, ompi:binomial, 3 gencoll (each collective keeps
+  # the items it has).
+  expect_rows "$tmp/component.csv" $(( 4 * (6 + 5) ))
+  python3 "$srcdir/benchmarks/fixed_radix.py" "$tmp/component.csv" > "$tmp/ratio.md" ||
+    fail "fixed_radix.py failed: $(cat "$tmp/ratio.md")"
+  grep -q '^| geometric mean | [0-9.]* | [0-9.]* |$' "$tmp/ratio.md" || fail "fixed_radix.py: no allreduce pairs: $(cat "$tmp/ratio.md")"
+  out=$(ompi -n 2 --mca mca_base_component_path "$path" "$bench" -m 8 -i 2 -x 1 --coll allreduce --sweep ompi:ring) &&
+    fail "ompi:ring without dynamic rules was accepted"
+  echo "$out" | grep -q "only with --mca coll_tuned_use_dynamic_rules 1" || fail "unclear message without dynamic rules: $out"
 fi
 
 # -- bad options (any MPI: the messages come before anything runs) ----------
