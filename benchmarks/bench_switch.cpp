@@ -78,30 +78,28 @@ const std::vector<std::string>& ompi_algorithms(Collective c) {
 BenchConfig parse_config(Collective c, const std::string& text) {
   BenchConfig cfg;
   if (text == "native") return cfg;
-  if (text.rfind("ompi:", 0) == 0) {
-    cfg.kind = BenchConfig::Kind::ompi_algorithm;
-    cfg.mpi_algorithm = text.substr(5);
-    const auto& known = ompi_algorithms(c);
+  // The MPI's own algorithms: PREFIX:NAME with NAME one of its values.
+  const struct {
+    const char* prefix;
+    const char* mpi;
+    BenchConfig::Kind kind;
+    const std::vector<std::string>& (*known)(Collective);
+  } owns[] = {{"mpich:", "MPICH's", BenchConfig::Kind::mpi_algorithm, mpich_algorithms},
+              {"ompi:", "Open MPI's", BenchConfig::Kind::ompi_algorithm, ompi_algorithms}};
+  for (const auto& own : owns) {
+    if (text.rfind(own.prefix, 0) != 0) continue;
+    cfg.kind = own.kind;
+    cfg.mpi_algorithm = text.substr(std::string(own.prefix).size());
+    const auto& known = own.known(c);
     if (std::find(known.begin(), known.end(), cfg.mpi_algorithm) == known.end()) {
       std::string list;
       for (const std::string& a : known) list += (list.empty() ? "" : ", ") + a;
-      throw std::invalid_argument("configuration \"" + text + "\": Open MPI's " + to_string(c) +
+      throw std::invalid_argument("configuration \"" + text + "\": " + own.mpi + " " + to_string(c) +
                                   " algorithms are " + list);
     }
     return cfg;
   }
-  if (text.rfind("mpich:", 0) == 0) {
-    cfg.kind = BenchConfig::Kind::mpi_algorithm;
-    cfg.mpi_algorithm = text.substr(6);
-    const auto& known = mpich_algorithms(c);
-    if (std::find(known.begin(), known.end(), cfg.mpi_algorithm) == known.end()) {
-      std::string list;
-      for (const std::string& a : known) list += (list.empty() ? "" : ", ") + a;
-      throw std::invalid_argument("configuration \"" + text + "\": MPICH's " + to_string(c) +
-                                  " algorithms are " + list);
-    }
-    return cfg;
-  }
+
   const std::size_t colon = text.find(':');
   const std::string name = text.substr(0, colon);
   const std::optional<Algorithm> alg = parse_algorithm(name);

@@ -220,66 +220,58 @@ kvals() {
     echo "${out% }"
 }
 
+upper() { echo "$1" | tr '[:lower:]' '[:upper:]'; }
+# The variable that selects COLL's algorithm, and the one with ALG's radix,
+# in the binding under test's own names.
+alg_var() {
+    case "$MPI" in
+    gencoll-mpich) echo "MPIR_CVAR_$(upper "$1")_INTRA_ALGORITHM" ;;
+    gencoll-openmpi) echo "OMPI_MCA_coll_gencoll_$1_algorithm" ;;
+    *) echo "GENCOLL_$(upper "$1")_INTRA_ALGORITHM" ;;
+    esac
+}
+kval_var() {
+    case "$MPI" in
+    gencoll-mpich) echo "MPIR_CVAR_$(upper "$1")_$(upper "$2")_KVAL" ;;
+    gencoll-openmpi) echo "OMPI_MCA_coll_gencoll_$1_$2_kval" ;;
+    *) echo "GENCOLL_$(upper "$1")_$(upper "$2")_KVAL" ;;
+    esac
+}
+
 # run_one ALG P K   (K = "-" for algorithms without a radix)
 run_one() {
     local alg=$1 p=$2 k=$3
-    local ALG log t0 t1 secs rc status
-    ALG="$(echo "$alg" | tr '[:lower:]' '[:upper:]')"
+    local log t0 t1 secs rc status
     log="$LOGDIR/$MPI.$alg.p$p.k$k.log"
     # Each collective gets the algorithm where gencoll has it (the table says
     # where), else stays with the MPI's own, except reduce, which runs gencoll's
     # k-nomial at k = 2 rather than wait on the MPI's own (MPICH's spins).
     # MPICH's waits spin, so gencoll yields there.
     local -a envs=()
-    local coll COLL native_reduce=1
-    if [ "$MPI" = gencoll-mpich ]; then
+    local coll native_reduce=1 colls="allgather allreduce bcast reduce reduce_scatter_block"
+    case "$MPI" in
+    gencoll-mpich)
+        colls="allgather allreduce bcast reduce"  # what the module serves
         envs+=("LD_LIBRARY_PATH=$MPICH_PREFIX/lib")
-        for coll in allgather allreduce bcast reduce; do
-            COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
-            envs+=("MPIR_CVAR_${COLL}_DEVICE_COLLECTIVE=0")
-            [ "$alg" = native ] && continue
-            if ! listed "${TABLE_COLL[$coll]}" "$alg"; then
-                if [ "$coll" = reduce ]; then
-                    envs+=("MPIR_CVAR_REDUCE_INTRA_ALGORITHM=knomial" "MPIR_CVAR_REDUCE_KNOMIAL_KVAL=2")
-                    native_reduce=0
-                fi
-                continue
-            fi
-            [ "$coll" = reduce ] && native_reduce=0
-            envs+=("MPIR_CVAR_${COLL}_INTRA_ALGORITHM=$alg")
-            [ "$k" != - ] && envs+=("MPIR_CVAR_${COLL}_${ALG}_KVAL=$k")
-        done
-    fi
-    if [ "$MPI" = gencoll-openmpi ]; then
+        for coll in $colls; do envs+=("MPIR_CVAR_$(upper "$coll")_DEVICE_COLLECTIVE=0"); done
+        ;;
+    gencoll-openmpi)
+        colls="allgather allreduce bcast reduce"  # what the component serves
         envs+=("OMPI_MCA_mca_base_component_path=$COMPONENT_PATH")
-        for coll in allgather allreduce bcast reduce; do
-            [ "$alg" = native ] && continue
-            if ! listed "${TABLE_COLL[$coll]}" "$alg"; then
-                if [ "$coll" = reduce ]; then
-                    envs+=("OMPI_MCA_coll_gencoll_reduce_algorithm=knomial")
-                    native_reduce=0
-                fi
-                continue
-            fi
-            [ "$coll" = reduce ] && native_reduce=0
-            envs+=("OMPI_MCA_coll_gencoll_${coll}_algorithm=$alg")
-            [ "$k" != - ] && envs+=("OMPI_MCA_coll_gencoll_${coll}_${alg}_kval=$k")
-        done
-    fi
-    for coll in allgather allreduce bcast reduce reduce_scatter_block; do
-        [ "$MPI" = gencoll-mpich ] || [ "$MPI" = gencoll-openmpi ] && break
-        COLL="$(echo "$coll" | tr '[:lower:]' '[:upper:]')"
+        ;;
+    esac
+    for coll in $colls; do
         [ "$alg" = native ] && continue
         if ! listed "${TABLE_COLL[$coll]}" "$alg"; then
             if [ "$coll" = reduce ]; then
-                envs+=("GENCOLL_REDUCE_INTRA_ALGORITHM=binomial")
+                envs+=("$(alg_var reduce)=knomial" "$(kval_var reduce knomial)=2")
                 native_reduce=0
             fi
             continue
         fi
         [ "$coll" = reduce ] && native_reduce=0
-        envs+=("GENCOLL_${COLL}_INTRA_ALGORITHM=$alg")
-        [ "$k" != - ] && envs+=("GENCOLL_${COLL}_${ALG}_KVAL=$k")
+        envs+=("$(alg_var "$coll")=$alg")
+        [ "$k" != - ] && envs+=("$(kval_var "$coll" "$alg")=$k")
     done
     if [ "$MPI" = mpich ]; then envs+=("GENCOLL_WAIT_POLICY=yield"); fi
     [ "$LIB" != none ] && envs+=("LD_PRELOAD=$LIB")
