@@ -25,6 +25,7 @@
 #include "benchmarks/bench_buffers.hpp"
 #include "benchmarks/bench_switch.hpp"
 #include "coll/algorithm_table.hpp"
+#include "src/core/byte_count.hpp"
 
 namespace gencoll::bench {
 namespace {
@@ -96,20 +97,16 @@ struct UsageError : std::runtime_error {
 };
 
 std::size_t parse_size(const std::string& flag, const std::string& s) {
-  std::size_t pos = 0;
-  unsigned long long v = 0;
-  try {
-    v = std::stoull(s, &pos);
-  } catch (const std::exception&) {
-    pos = 0;
-  }
-  if (pos == 0 || pos != s.size()) throw UsageError(flag + " " + s + ": expected a number of bytes");
-  return static_cast<std::size_t>(v);
+  const std::optional<std::uint64_t> v = parse_byte_count(s);
+  if (!v) throw UsageError(flag + " " + s + ": expected a number of bytes (" + kByteCountForm + ")");
+  return static_cast<std::size_t>(*v);
 }
 
 int parse_int(const std::string& flag, const std::string& s, int min) {
-  const std::size_t v = parse_size(flag, s);
-  if (v < static_cast<std::size_t>(min) || v > 100000000)
+  const bool digits = !s.empty() && s.size() <= 9 &&
+                      std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+  const std::size_t v = digits ? std::stoul(s) : 0;
+  if (!digits || v < static_cast<std::size_t>(min) || v > 100000000)
     throw UsageError(flag + " " + s + ": expected an integer >= " + std::to_string(min));
   return static_cast<int>(v);
 }
