@@ -86,10 +86,15 @@ struct ctx {
     size_t nactive;
     ompi_request_t **waiting;   /* wait_some's arguments, sized like active */
     int *indices;
+    /* Completed (and already freed by ompi_request_wait_some) beyond what the
+     * core took in one wait: reported by the next wait without blocking. */
+    size_t *backlog;
+    size_t nbacklog;
     ompi_request_t *reqs_inline[INLINE_REQUESTS];
     size_t active_inline[INLINE_REQUESTS];
     ompi_request_t *waiting_inline[INLINE_REQUESTS];
     int indices_inline[INLINE_REQUESTS];
+    size_t backlog_inline[INLINE_REQUESTS];
 };
 
 static char *addr(struct ctx *c, int buf, uint64_t offset)
@@ -121,16 +126,17 @@ static int grow(struct ctx *c)
     size_t cap = 2 * c->cap;
     int was_inline = c->reqs == c->reqs_inline;
     ompi_request_t **r = malloc(cap * sizeof(*r)), **w = malloc(cap * sizeof(*w));
-    size_t *a = malloc(cap * sizeof(*a));
+    size_t *a = malloc(cap * sizeof(*a)), *b = malloc(cap * sizeof(*b));
     int *ix = malloc(cap * sizeof(*ix));
-    if (!r || !w || !a || !ix) {
-        free(r), free(w), free(a), free(ix);
+    if (!r || !w || !a || !b || !ix) {
+        free(r), free(w), free(a), free(b), free(ix);
         return OMPI_ERR_OUT_OF_RESOURCE;
     }
     memcpy(r, c->reqs, c->nreqs * sizeof(*r));
     memcpy(a, c->active, c->nactive * sizeof(*a));
-    if (!was_inline) free(c->reqs), free(c->active), free(c->waiting), free(c->indices);
-    c->reqs = r, c->active = a, c->waiting = w, c->indices = ix, c->cap = cap;
+    memcpy(b, c->backlog, c->nbacklog * sizeof(*b));
+    if (!was_inline) free(c->reqs), free(c->active), free(c->waiting), free(c->indices), free(c->backlog);
+    c->reqs = r, c->active = a, c->waiting = w, c->indices = ix, c->backlog = b, c->cap = cap;
     return OMPI_SUCCESS;
 }
 
@@ -195,27 +201,34 @@ static int wait_some(void *vc, size_t *ids, size_t cap, size_t *n)
 {
     struct ctx *c = vc;
     *n = 0;
-    if (c->nactive == 0) return OMPI_SUCCESS;
-    for (size_t i = 0; i < c->nactive; i++) c->waiting[i] = c->reqs[c->active[i]];
-    int out = 0;
-    int rc = ompi_request_wait_some(c->nactive, c->waiting, &out, c->indices, MPI_STATUSES_IGNORE);
-    if (out == MPI_UNDEFINED) out = 0;
-    /* Finished requests are freed by wait_some; drop them from `active`,
-     * highest position first so the swaps move only unfinished ones. */
-    for (int j = 0; j < out; j++)
-        for (int i = j + 1; i < out; i++)
-            if (c->indices[i] > c->indices[j]) {
-                int t = c->indices[i];
-                c->indices[i] = c->indices[j];
-                c->indices[j] = t;
-            }
-    for (int j = 0; j < out && *n < cap; j++) {
-        size_t pos = (size_t) c->indices[j];
-        size_t id = c->active[pos];
-        c->reqs[id] = MPI_REQUEST_NULL;
-        c->active[pos] = c->active[--c->nactive];
-        ids[(*n)++] = id;
+    int rc = OMPI_SUCCESS;
+    if (c->nbacklog == 0) {
+        if (c->nactive == 0) return OMPI_SUCCESS;
+        for (size_t i = 0; i < c->nactive; i++) c->waiting[i] = c->reqs[c->active[i]];
+        int out = 0;
+        rc = ompi_request_wait_some(c->nactive, c->waiting, &out, c->indices, MPI_STATUSES_IGNORE);
+        if (out == MPI_UNDEFINED) out = 0;
+        /* Every request reported is finished: off `active`, highest position
+         * first so the swaps move only unfinished ones; into the backlog, all
+         * of them, since wait_some has freed them whether or not the core
+         * takes them now. A request that failed is not freed by wait_some. */
+        for (int j = 0; j < out; j++)
+            for (int i = j + 1; i < out; i++)
+                if (c->indices[i] > c->indices[j]) {
+                    int t = c->indices[i];
+                    c->indices[i] = c->indices[j];
+                    c->indices[j] = t;
+                }
+        for (int j = 0; j < out; j++) {
+            size_t pos = (size_t) c->indices[j];
+            size_t id = c->active[pos];
+            if (c->waiting[pos] != MPI_REQUEST_NULL) ompi_request_free(&c->waiting[pos]);
+            c->reqs[id] = MPI_REQUEST_NULL;
+            c->active[pos] = c->active[--c->nactive];
+            c->backlog[c->nbacklog++] = id;
+        }
     }
+    while (*n < cap && c->nbacklog > 0) ids[(*n)++] = c->backlog[--c->nbacklog];
     return rc;
 }
 
@@ -274,23 +287,29 @@ static int run(int coll, int alg, int k, const void *sendbuf, int sendcount, str
     c.tags = 4 * call.p + 64;
     c.tag_base = ompi_coll_base_nbc_reserve_tags(comm, c.tags);
     c.reqs = c.reqs_inline, c.active = c.active_inline, c.waiting = c.waiting_inline, c.indices = c.indices_inline;
-    c.nreqs = c.nactive = 0;
+    c.backlog = c.backlog_inline;
+    c.nreqs = c.nactive = c.nbacklog = 0;
     c.cap = INLINE_REQUESTS;
     struct gencoll_transport t = {
         .ctx = &c, .alloc_tmp = alloc_tmp, .isend = isend, .irecv = irecv,
         .wait_some = wait_some, .reduce = reduce, .copy = copy,
     };
     char err[256];
+    err[0] = '\0';
     int rc = gencoll_mpich_run(&call, &t, err, sizeof(err));
-    if (rc == GENCOLL_MPICH_EINTERNAL) {
+    /* OMPI_ERROR from a callback has the core's own failure code: only a
+     * message says which it was. */
+    if (rc == GENCOLL_MPICH_EINTERNAL && err[0] != '\0') {
         fprintf(stderr, "gencoll: %s %s: %s\n", gencoll_mpich_collective_name(coll),
                 gencoll_mpich_algorithm_name(alg), err);
         rc = OMPI_ERR_BAD_PARAM;
     }
-    /* After a failure, what is still in flight completes before the buffers
-     * it points into go away. */
+    /* After a failure, what is still in flight ends before the buffers it
+     * points into go away: receives are cancelled (a peer that failed never
+     * sends), then everything is completed. */
+    for (size_t i = 0; i < c.nactive; i++) ompi_request_cancel(c.reqs[c.active[i]]);
     for (size_t i = 0; i < c.nactive; i++) ompi_request_wait(&c.reqs[c.active[i]], MPI_STATUS_IGNORE);
-    if (c.reqs != c.reqs_inline) free(c.reqs), free(c.active), free(c.waiting), free(c.indices);
+    if (c.reqs != c.reqs_inline) free(c.reqs), free(c.active), free(c.waiting), free(c.indices), free(c.backlog);
     free(c.tmp);
     return rc;
 }

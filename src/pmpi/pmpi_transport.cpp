@@ -57,7 +57,10 @@ void RequestSet::wait_some(WaitPolicy wait, std::vector<Transport::Request>& don
 // late write.
 RequestSet::~RequestSet() {
   if (reqs_.empty()) return;
-  for (MPI_Request& r : reqs_) PMPI_Cancel(&r);
+  // A wait that failed left finished entries as MPI_REQUEST_NULL, which
+  // MPI_Cancel refuses.
+  for (MPI_Request& r : reqs_)
+    if (r != MPI_REQUEST_NULL) PMPI_Cancel(&r);
   PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
 }
 

@@ -81,3 +81,14 @@ for np in 1 2 3 5; do
   [ "$np" = 1 ] || grep -q '^gencoll: allgather ' "$tmp/life" || fail "comm_life p=$np: gencoll served nothing"
 done
 echo "communicators: dup, split, split_type, create, free and alive at MPI_Finalize"
+
+# 5. More messages finishing in one wait than the core takes at once: the
+#    component keeps the rest (Open MPI has freed them) for the next wait.
+wide="$builddir/tests/ompi/wide"
+[ "$wide" -nt "$srcdir/tests/ompi/wide.c" ] || mpicc.openmpi -O1 -o "$wide" "$srcdir/tests/ompi/wide.c" ||
+  fail "cannot build wide with mpicc.openmpi"
+run 70 --mca coll_gencoll_allreduce_algorithm knomial --mca coll_gencoll_allreduce_knomial_kval 70 \
+  --mca coll_gencoll_reduce_algorithm knomial --mca coll_gencoll_reduce_knomial_kval 70 "$wide" > "$tmp/wide" 2>&1 ||
+  fail "wide p=70: $(tail -10 "$tmp/wide")"
+grep -q '^wide: p=70 40 cases, 0 failures$' "$tmp/wide" || fail "wide p=70: $(tail -5 "$tmp/wide")"
+echo "wide: 69 messages into one rank at once, k-nomial allreduce and reduce at p = 70"
