@@ -6,6 +6,8 @@
 // implementation through PMPI.
 #include <mpi.h>
 
+#include <array>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +29,26 @@ namespace {
 
 Config g_config;
 int g_keyval = MPI_KEYVAL_INVALID;
+
+// Each collective's selection as one atomic word, so that gencoll_pmpi_select
+// may change it while other threads are inside collectives (each call reads a
+// whole selection, old or new): bits 0-7 the algorithm + 1 (0: none), bit 8
+// pinned, bits 32-63 k. Set from g_config at MPI_Init.
+std::array<std::atomic<std::uint64_t>, kCollectiveCount> g_selected{};
+
+std::uint64_t pack(const Selection& s) {
+  return (s.alg ? static_cast<std::uint64_t>(*s.alg) + 1 : 0) | (s.pinned ? 1u << 8 : 0) |
+         static_cast<std::uint64_t>(static_cast<std::uint32_t>(s.k)) << 32;
+}
+
+Selection selection(Collective c) {
+  const std::uint64_t w = g_selected[static_cast<int>(c)].load(std::memory_order_acquire);
+  Selection s;
+  if (w & 0xff) s.alg = static_cast<Algorithm>((w & 0xff) - 1);
+  s.pinned = (w >> 8) & 1;
+  s.k = static_cast<int>(w >> 32);
+  return s;
+}
 
 void check(int rc) {
   if (rc != MPI_SUCCESS) throw MpiError(rc);
@@ -124,6 +146,7 @@ CommState& comm_state(MPI_Comm comm) {
 
 void load_config() {
   g_config = config_from_environment();
+  for (Collective c : all_collectives()) g_selected[static_cast<int>(c)].store(pack(g_config[c]));
   int rank = 0;
   PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (const std::string& e : g_config.errors) std::fprintf(stderr, "gencoll (rank %d): %s\n", rank, e.c_str());
@@ -223,11 +246,13 @@ SelectionCall describe(const Call& call, bool inter) {
 // the commutativity fallback when GENCOLL_DEBUG=1.
 std::optional<Plan> decide(const Call& call) {
   const Collective c = call.coll;
-  if (!g_config.file_decides(c) && !g_config[c].alg) return std::nullopt;  // the default: nothing to decide
+  const Selection sel = selection(c);
+  const bool file_decides = g_config.selection_file && !sel.pinned;
+  if (!file_decides && !sel.alg) return std::nullopt;  // the default: nothing to decide
   const bool inter = is_inter(call.comm);
   std::optional<Algorithm> alg;
   int k = 2;
-  if (g_config.file_decides(c)) {
+  if (file_decides) {
     const SelectionChoice ch = g_config.select_from_file(describe(call, inter));
     if (!ch.alg || inter) {
       if (g_config.debug) {
@@ -244,7 +269,6 @@ std::optional<Plan> decide(const Call& call) {
     alg = ch.alg;
     k = *ch.k;
   } else {
-    const Selection& sel = g_config[c];
     if (!sel.alg || inter) return std::nullopt;
     alg = sel.alg;
     k = sel.k;
@@ -327,10 +351,10 @@ __attribute__((visibility("default"))) int gencoll_pmpi_select(const char* colle
                  collective ? collective : "(null)", collective_names().c_str());
     return -1;
   }
-  Selection& sel = g_config.coll[static_cast<int>(*c)];
+  std::atomic<std::uint64_t>& sel = g_selected[static_cast<int>(*c)];
   const std::string a = algorithm ? algorithm : "";
   if (a == "native" || a == "auto") {
-    sel = Selection{std::nullopt, 2, a == "native"};
+    sel.store(pack(Selection{std::nullopt, 2, a == "native"}), std::memory_order_release);
     return 0;
   }
   const std::optional<Algorithm> alg = parse_algorithm(a);
@@ -342,7 +366,7 @@ __attribute__((visibility("default"))) int gencoll_pmpi_select(const char* colle
     std::fprintf(stderr, "gencoll_pmpi_select: %s %s: the radix k must be >= 2, not %d\n", collective, a.c_str(), k);
     return -1;
   }
-  sel = Selection{alg, has_radix(*alg) ? k : 2, true};
+  sel.store(pack(Selection{alg, has_radix(*alg) ? k : 2, true}), std::memory_order_release);
   return 0;
 }
 
