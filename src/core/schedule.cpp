@@ -179,6 +179,8 @@ std::vector<Handle> ScheduleBuilder::embed(const Schedule& sub, Place send_at, P
       }
     }
   }
+  // An empty sub-schedule is done when what it waited for is.
+  if (sub.steps.empty()) return deps;
   std::vector<Handle> sinks;
   for (std::size_t i = 0; i < sub.steps.size(); ++i)
     if (!waited_for[i]) sinks.push_back(base + static_cast<Handle>(i));

@@ -120,7 +120,8 @@ class ScheduleBuilder {
   // scratch here, its steps without dependencies made to wait for `deps`.
   // Message tags continue this builder's sequence per peer, so sub-schedules
   // compose like steps written here. Returns its sinks (the steps none of its
-  // others wait for): everything it did is finished once they are.
+  // others wait for): everything it did is finished once they are (`deps`
+  // for an empty sub-schedule).
   std::vector<Handle> embed(const Schedule& sub, Place send_at, Place recv_at, const std::vector<Handle>& deps);
 
   // Grows the scratch area and returns a fresh range in it.

@@ -375,3 +375,34 @@ TEST_CASE("message counts per rank match the closed forms", "[schedules][message
     }
   }
 }
+
+TEST_CASE("embed moves a sub-schedule's buffers, continues its tags and returns its sinks", "[schedules][builder]") {
+  ScheduleBuilder b(0, 2);
+  const Range before_scratch = b.scratch(4);
+  const Handle first = b.send(1, Range{Buf::recv, 0, 1});
+  ScheduleBuilder sb(0, 2);
+  const Range sub_tmp = sb.scratch(3);
+  const Handle s0 = sb.send(1, Range{Buf::recv, 1, 2});
+  sb.copy(Range{Buf::send, 0, 1}, sub_tmp, {s0});
+  const Schedule sub = std::move(sb).finish();
+  const std::vector<Handle> sinks = b.embed(sub, {Buf::send, 10}, {Buf::tmp, 0}, {first});
+  const Schedule s = std::move(b).finish();
+  REQUIRE(s.steps.size() == 3);
+  // The sub's send: after `first`, tag 1 (the builder's second message to peer 1), its recv range moved into tmp.
+  CHECK(s.steps[1].kind == StepKind::send);
+  CHECK(s.steps[1].tag == 1);
+  CHECK(s.steps[1].src == (Range{Buf::tmp, 1, 2}));
+  CHECK(std::vector<Handle>(s.deps_begin(s.steps[1]), s.deps_end(s.steps[1])) == std::vector<Handle>{first});
+  // The copy: send moved by 10, the sub's scratch placed after the builder's own.
+  CHECK(s.steps[2].src == (Range{Buf::send, 10, 1}));
+  CHECK(s.steps[2].dst == (Range{Buf::tmp, before_scratch.count, 3}));
+  CHECK(s.tmp_count == before_scratch.count + 3);
+  CHECK(sinks == std::vector<Handle>{2});
+  // Nothing to embed: done when its dependencies are.
+  ScheduleBuilder e(0, 2);
+  const Handle h = e.copy(Range{Buf::send, 0, 1}, Range{Buf::recv, 0, 1});
+  const Schedule empty = ScheduleBuilder(0, 2).finish();
+  CHECK(e.embed(empty, {Buf::send, 0}, {Buf::recv, 0}, {h}) == std::vector<Handle>{h});
+  CHECK_THROWS_WITH(e.embed(ScheduleBuilder(1, 2).finish(), {Buf::send, 0}, {Buf::recv, 0}, {}),
+                    Catch::Contains("another rank or size"));
+}
