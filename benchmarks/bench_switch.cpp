@@ -20,6 +20,17 @@ std::string upper(std::string s) {
   return s;
 }
 
+// One list per collective, in the order of enum Collective.
+const std::vector<std::string>& by_collective(Collective c, const std::vector<std::string>& allgather,
+                                              const std::vector<std::string>& allreduce,
+                                              const std::vector<std::string>& bcast,
+                                              const std::vector<std::string>& reduce,
+                                              const std::vector<std::string>& reduce_scatter_block) {
+  const std::vector<std::string>* lists[] = {&allgather, &allreduce, &bcast, &reduce, &reduce_scatter_block};
+  static_assert(sizeof(lists) / sizeof(lists[0]) == kCollectiveCount, "a list for every collective");
+  return *lists[static_cast<int>(c)];
+}
+
 }  // namespace
 
 std::string BenchConfig::name() const {
@@ -42,14 +53,7 @@ const std::vector<std::string>& mpich_algorithms(Collective c) {
   static const std::vector<std::string> reduce{"binomial", "nb", "smp", "reduce_scatter_gather"};
   static const std::vector<std::string> reduce_scatter_block{"noncommutative", "recursive_doubling", "pairwise",
                                                              "recursive_halving", "nb"};
-  switch (c) {
-    case Collective::allgather: return allgather;
-    case Collective::allreduce: return allreduce;
-    case Collective::bcast: return bcast;
-    case Collective::reduce: return reduce;
-    case Collective::reduce_scatter_block: return reduce_scatter_block;
-  }
-  return allgather;
+  return by_collective(c, allgather, allreduce, bcast, reduce, reduce_scatter_block);
 }
 
 const std::vector<std::string>& ompi_algorithms(Collective c) {
@@ -65,14 +69,7 @@ const std::vector<std::string>& ompi_algorithms(Collective c) {
                                                "rabenseifner"};
   static const std::vector<std::string> reduce_scatter_block{"basic_linear", "recursive_doubling",
                                                              "recursive_halving", "butterfly"};
-  switch (c) {
-    case Collective::allgather: return allgather;
-    case Collective::allreduce: return allreduce;
-    case Collective::bcast: return bcast;
-    case Collective::reduce: return reduce;
-    case Collective::reduce_scatter_block: return reduce_scatter_block;
-  }
-  return allgather;
+  return by_collective(c, allgather, allreduce, bcast, reduce, reduce_scatter_block);
 }
 
 BenchConfig parse_config(Collective c, const std::string& text) {
@@ -290,6 +287,8 @@ void Switch::apply(Collective c, const BenchConfig& cfg) {
     throw std::runtime_error("no MPICH value " + value + " for " + coll);
   };
   const bool via_pmpi = cfg.kind == BenchConfig::Kind::gencoll && pmpi_select_;
+  int p = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
   if (pmpi_select_) {
     const int rc = via_pmpi ? pmpi_select_(to_string(c), to_string(cfg.alg), cfg.k)
                             : pmpi_select_(to_string(c), "native", 0);
@@ -310,11 +309,7 @@ void Switch::apply(Collective c, const BenchConfig& cfg) {
     if (component_ && module_collective(c)) {
       int alg = 0;
       if (cfg.kind == BenchConfig::Kind::gencoll && !via_pmpi) {
-        const sim::Choice m = sim::as_module_choice(cfg.alg, cfg.k, [] {
-          int n = 1;
-          MPI_Comm_size(MPI_COMM_WORLD, &n);
-          return n;
-        }());
+        const sim::Choice m = sim::as_module_choice(cfg.alg, cfg.k, p);
         alg = info(m.alg).abi + 1;
         write("coll_gencoll_" + coll_name + "_" + to_string(m.alg) + "_kval", m.k);
       }
@@ -336,8 +331,6 @@ void Switch::apply(Collective c, const BenchConfig& cfg) {
     write("MPIR_CVAR_" + coll + "_INTRA_ALGORITHM", mpich_algorithm(cfg.mpi_algorithm));
     return;
   }
-  int p = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &p);
   // The module runs a fixed-radix baseline as its generalized algorithm at
   // the radix that makes them the same schedule, as gencoll-tune writes it.
   const sim::Choice m = sim::as_module_choice(cfg.alg, cfg.k, p);

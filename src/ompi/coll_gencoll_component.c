@@ -30,7 +30,8 @@ mca_coll_gencoll_component_t mca_coll_gencoll_component = {
     .priority = 90,
 };
 
-/* Enumerator values outlive registration: Open MPI keeps pointers to them. */
+/* Names, descriptions and enumerator values, built at registration (Open MPI
+ * copies them; static storage keeps the builders simple). */
 static mca_base_var_enum_value_t algorithm_values[GENCOLL_OMPI_COLLS][GENCOLL_OMPI_MAX_ALGS + 2];
 static char kval_names[GENCOLL_OMPI_COLLS][GENCOLL_OMPI_MAX_ALGS][96];
 static char kval_descriptions[GENCOLL_OMPI_COLLS][GENCOLL_OMPI_MAX_ALGS][160];
@@ -110,8 +111,11 @@ static int gencoll_register(void)
         values[n++].string = "auto";
         char *d = algorithm_descriptions[coll];
         size_t dl = sizeof(algorithm_descriptions[coll]);
-        int w = snprintf(d, dl, "gencoll algorithm of MPI_%c%s on intracommunicators: auto (Open MPI's own)",
-                         cname[0] - 'a' + 'A', cname + 1);
+        /* "...: " then the values, which a refused value's message repeats. */
+        const int values_at = snprintf(d, dl, "gencoll algorithm of MPI_%c%s on intracommunicators: ",
+                                       cname[0] - 'a' + 'A', cname + 1);
+        int w = values_at;
+        if (w > 0 && (size_t) w < dl) w += snprintf(d + w, dl - (size_t) w, "auto (Open MPI's own)");
         for (int alg = 0; alg < GENCOLL_OMPI_MAX_ALGS; alg++) {
             if (!gencoll_mpich_supports(coll, alg)) continue;
             const char *aname = gencoll_mpich_algorithm_name(alg);
@@ -149,9 +153,7 @@ static int gencoll_register(void)
                                                   &mca_coll_gencoll_component.algorithm[coll]);
         OBJ_RELEASE(en);
         if (idx < 0) /* Open MPI has printed the value it refused */
-            note_bad("coll_gencoll_%s: valid values are %s\n", algorithm_names[coll],
-                     algorithm_descriptions[coll] + strlen("gencoll algorithm of MPI_") + strlen(cname) +
-                         strlen(" on intracommunicators: "));
+            note_bad("coll_gencoll_%s: valid values are %s\n", algorithm_names[coll], d + values_at);
     }
     return OMPI_SUCCESS;
 }

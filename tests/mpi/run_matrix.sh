@@ -131,20 +131,18 @@ gencoll-mpich)
     [ -x "$MPICH_PREFIX/bin/mpiexec" ] || { echo "run_matrix: --mpich-prefix has no bin/mpiexec: '$MPICH_PREFIX'" >&2; exit 2; }
     MPIEXEC="$MPICH_PREFIX/bin/mpiexec"
     MPILIB_RE='libmpich'
-    # The fixed-radix baselines are MPICH's own algorithms under this MPI, and
-    # only the algorithms the module registers can be named.
-    kept=""
-    for alg in $ALGS; do
-        if [ "$alg" = native ] || { listed "$TABLE_MODULE" "$alg" && ! listed "$TABLE_FIXED" "$alg"; }; then
-            kept="$kept $alg"
-        fi
-    done
-    ALGS=$kept
     ;;
 gencoll-openmpi)
     [ -n "$COMPONENT_PATH" ] || { echo "run_matrix: gencoll-openmpi needs --component-path" >&2; exit 2; }
     MPIEXEC=mpiexec.openmpi
     MPILIB_RE='libmpi\.so'
+    ;;
+*) echo "run_matrix: --mpi must be mpich, openmpi, gencoll-mpich or gencoll-openmpi" >&2; exit 2 ;;
+esac
+# Inside an MPI (the MPICH module, the Open MPI component) the fixed-radix
+# baselines are the MPI's own algorithms, and only the algorithms the module
+# registers can be named.
+if [ "$MPI" = gencoll-mpich ] || [ "$MPI" = gencoll-openmpi ]; then
     kept=""
     for alg in $ALGS; do
         if [ "$alg" = native ] || { listed "$TABLE_MODULE" "$alg" && ! listed "$TABLE_FIXED" "$alg"; }; then
@@ -152,9 +150,7 @@ gencoll-openmpi)
         fi
     done
     ALGS=$kept
-    ;;
-*) echo "run_matrix: --mpi must be mpich, openmpi, gencoll-mpich or gencoll-openmpi" >&2; exit 2 ;;
-esac
+fi
 command -v "$MPIEXEC" >/dev/null || { echo "run_matrix: $MPIEXEC not found" >&2; exit 2; }
 for i in "${!BINS[@]}"; do
     BIN=${BINS[$i]}
