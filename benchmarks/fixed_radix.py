@@ -21,12 +21,14 @@ import math
 import sys
 from collections import defaultdict
 
-# gencoll at the radix that makes it the MPI's algorithm ("p": the rank count).
+# gencoll at the radix that makes it the MPI's algorithm ("p": the rank count);
+# "a|b": MPICH's name, then Open MPI's where they differ.
 PAIRS = {
-    "allgather": [("recursive_multiplying:2", "recursive_doubling"), ("kring:p", "ring")],
-    "allreduce": [("recursive_multiplying:2", "recursive_doubling"), ("kring:p", "ring")],
+    "allgather": [("recursive_multiplying:2", "recursive_doubling"), ("kring:p", "ring"), ("kbruck:2", "brucks|bruck")],
+    "allreduce": [("recursive_multiplying:2", "recursive_doubling"), ("kring:p", "ring"),
+                  ("rabenseifner:2", "reduce_scatter_allgather|rabenseifner")],
     "bcast": [("knomial:2", "binomial")],
-    "reduce": [("knomial:2", "binomial")],
+    "reduce": [("knomial:2", "binomial"), ("rabenseifner:2", "reduce_scatter_gather|rabenseifner")],
     "reduce_scatter_block": [("recursive_multiplying:2", "recursive_halving"), ("kring:p", "pairwise")],
 }
 
@@ -57,9 +59,10 @@ def main():
         cols = []
         for g, own in pairs:
             g = g.replace(":p", ":" + p)
-            for prefix in ("mpich:", "ompi:"):
-                if (coll, g) in t and (coll, prefix + own) in t:
-                    cols.append((g, prefix + own))
+            names = own.split("|")
+            for prefix, name in (("mpich:", names[0]), ("ompi:", names[-1])):
+                if (coll, g) in t and (coll, prefix + name) in t:
+                    cols.append((g, prefix + name))
         if not cols:
             continue
         found += 1

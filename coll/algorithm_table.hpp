@@ -31,6 +31,13 @@ struct AlgorithmInfo {
   // for the generalized ones): binomial is k-nomial at k = 2.
   Algorithm family;
   int abi;  // enum gencoll_alg of src/cabi/gencoll_mpich.h; -1: not in the MPICH module
+  // For help texts and the MPICH registration generated from this table
+  // (gencoll-mpich-registry): what the algorithm is, what its k is called and
+  // what k means, e.g. "Radix k of the gencoll k-nomial tree reduce (children
+  // per tree node per level; k = 2 is binomial)".
+  const char* title;
+  const char* radix_role;
+  const char* radix_help;
 };
 
 struct Implementation {

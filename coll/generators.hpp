@@ -21,6 +21,8 @@ Schedule allgather_kbruck(const CollParams& prm);
 Schedule reduce_scatter_knomial(const CollParams& prm);
 Schedule reduce_scatter_recursive_multiplying(const CollParams& prm);
 Schedule reduce_scatter_kring(const CollParams& prm);
+Schedule allreduce_rabenseifner(const CollParams& prm);
+Schedule reduce_rabenseifner(const CollParams& prm);
 
 // Building blocks shared between collectives.
 // Scatters the blocks of `l` (recv buffer) from the tree's root so that every

@@ -308,10 +308,12 @@ int run_one(const Args& a, const Machine& m, int p) {
   std::cout << "machine: " << m.name << (m.file.empty() ? "" : " (" + m.file + ")") << "\n"
             << "collective: " << to_string(prm.coll) << "\nalgorithm: " << to_string(prm.alg)
             << "\nradix: " << effective_radix(prm.alg, p, prm.k);
-  // Recursive multiplying runs rounds of the radices whose product is the
-  // ranks it folds to: k = 3 at p = 8 is three rounds of radix 2.
-  if (info(prm.alg).family == Algorithm::recursive_multiplying ||
-      info(prm.alg).family == Algorithm::permuted_recursive_multiplying) {
+  // Recursive multiplying (and Rabenseifner's reduce-scatter) runs rounds of
+  // the radices whose product is the ranks it folds to: k = 3 at p = 8 is
+  // three rounds of radix 2.
+  const Algorithm fam = info(prm.alg).family;
+  if (fam == Algorithm::recursive_multiplying || fam == Algorithm::permuted_recursive_multiplying ||
+      fam == Algorithm::rabenseifner) {
     const FoldLayout f = fold_for_radix(p, effective_radix(prm.alg, p, prm.k));
     std::cout << " (rounds of radix";
     for (std::size_t i = 0; i < f.radices.size(); ++i) std::cout << (i ? "," : " ") << f.radices[i];

@@ -24,7 +24,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 2
+#define GENCOLL_MPICH_ABI_VERSION 3
 
 enum gencoll_coll { GENCOLL_ALLGATHER = 0, GENCOLL_ALLREDUCE = 1, GENCOLL_BCAST = 2, GENCOLL_REDUCE = 3 };
 
@@ -32,7 +32,9 @@ enum gencoll_alg {
     GENCOLL_KNOMIAL = 0,
     GENCOLL_RECURSIVE_MULTIPLYING = 1,
     GENCOLL_PERMUTED_RECURSIVE_MULTIPLYING = 2,
-    GENCOLL_KRING = 3
+    GENCOLL_KRING = 3,
+    GENCOLL_RABENSEIFNER = 4,
+    GENCOLL_KBRUCK = 5
 };
 
 /* The largest radix a CVAR or selection file may give (gencoll::kMaxRadix). */

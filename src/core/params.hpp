@@ -20,6 +20,9 @@ enum class Algorithm {
   recursive_doubling,              // baseline: recursive multiplying with k = 2
   binomial,                        // baseline: k-nomial with k = 2
   kbruck,                          // Bruck's allgather, radix k: ceil(log_k p) rounds, any p
+  rabenseifner,                    // reduce-scatter (recursive multiplying, halving) + allgather or gather
+  reduce_scatter_allgather,        // baseline: MPICH's allreduce of that name, rabenseifner with k = 2
+  reduce_scatter_gather,           // baseline: MPICH's reduce of that name, rabenseifner with k = 2
 };
 
 // The largest radix any binding or file accepts (2^30: far beyond any

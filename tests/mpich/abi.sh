@@ -18,13 +18,23 @@ out=$(run_module 4 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 \
 echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "size_sweep failed: $out"
 echo "$out" | grep -q "^gencoll: allreduce count=4096 bytes=16384 p=4 root=0 algorithm=kring k=3$" ||
   fail "no gencoll debug line for the 4096-element allreduce: $out"
-# Every radix CVAR is a registered MPI_T variable with its description.
+# Every radix CVAR of the registration generated from the algorithm table
+# (gencoll-mpich-registry) is a registered MPI_T variable with its description,
+# and every algorithm a value of its collective's algorithm CVAR.
 vars=$(run_module 1 "$prefix/bin/mpivars" 2>&1)
-for c in ALLGATHER_KNOMIAL ALLGATHER_RECURSIVE_MULTIPLYING ALLGATHER_PERMUTED_RECURSIVE_MULTIPLYING ALLGATHER_KRING \
-         ALLREDUCE_KNOMIAL ALLREDUCE_RECURSIVE_MULTIPLYING ALLREDUCE_PERMUTED_RECURSIVE_MULTIPLYING ALLREDUCE_KRING \
-         BCAST_KNOMIAL BCAST_RECURSIVE_MULTIPLYING BCAST_KRING REDUCE_KNOMIAL; do
-  echo "$vars" | grep -q "MPIR_CVAR_${c}_KVAL *=2.*gencoll" || fail "mpivars does not list MPIR_CVAR_${c}_KVAL with a description"
-done
+registered=$("$builddir/src/mpich/gencoll-mpich-registry" | python3 -c '
+import json, sys
+for c in json.load(sys.stdin)["collectives"]:
+    for a in c["algorithms"]:
+        print(c["name"].upper(), a["name"])')
+[ -n "$registered" ] || fail "gencoll-mpich-registry printed no algorithms"
+while read -r coll alg; do
+  ALG=$(echo "$alg" | tr a-z A-Z)
+  echo "$vars" | grep -q "MPIR_CVAR_${coll}_${ALG}_KVAL *=2.*gencoll" ||
+    fail "mpivars does not list MPIR_CVAR_${coll}_${ALG}_KVAL with a description"
+  echo "$vars" | grep -q "MPIR_CVAR_${coll}_INTRA_ALGORITHM *=.*${alg}  *- [^(]*(gencoll)" ||
+    fail "mpivars does not describe $alg as a value of MPIR_CVAR_${coll}_INTRA_ALGORITHM"
+done <<< "$registered"
 echo "$vars" | grep -q "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM=.*kring  *- k-ring (gencoll)" ||
   fail "mpivars does not describe the gencoll values of MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM"
 echo "PASS: Debian-built binary runs on the module's libmpich.so.12 ($prefix/lib)"

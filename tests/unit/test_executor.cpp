@@ -240,6 +240,7 @@ TEST_CASE("reduce with a non-commutative op gives the rank-ordered product at ev
       for (int k : radices_for(p))
         for (int root = 0; root < p; ++root)
           for (bool commutative : {false, true}) {
+            if (!commutative && requires_commutative(Collective::reduce, alg)) continue;  // the MPI's call
             const std::uint64_t n = p + 2;
             CollParams prm{Collective::reduce, alg, p, 0, k, n, root, commutative};
             std::vector<std::vector<Mat>> in(p, std::vector<Mat>(n));

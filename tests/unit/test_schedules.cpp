@@ -262,14 +262,14 @@ TEST_CASE("allreduce generators pass the checker for p <= 64 and every k", "[sch
 }
 
 namespace {
-// Recursive multiplying and k-nomial with each round's blocks folded in one
+// Recursive multiplying, k-nomial and Rabenseifner with each round's blocks folded in one
 // step (device buffers), also in randomised orders.
 std::vector<Task> folded_tasks(int max_p, std::vector<std::uint64_t> seeds) {
   std::vector<Task> tasks;
   for (Collective c : {Collective::allreduce, Collective::reduce, Collective::reduce_scatter_block})
     for (Task t : small_tasks(c, max_p, seeds)) {
       if (t.alg != Algorithm::recursive_multiplying && t.alg != Algorithm::permuted_recursive_multiplying &&
-          t.alg != Algorithm::knomial)
+          t.alg != Algorithm::knomial && t.alg != Algorithm::rabenseifner)
         continue;
       t.fold = true;
       tasks.push_back(t);
@@ -366,6 +366,34 @@ TEST_CASE("message counts per rank match the closed forms", "[schedules][message
         INFO("kbruck allgather p=" << p << " k=" << k << " rank " << r);
         CHECK(sent == 3u * static_cast<std::uint64_t>(p - 1));
       }
+  // Rabenseifner at p = k^m on a vector of p c elements: m (k - 1) messages in
+  // each phase; every rank sends 2 (p - 1) c elements in the allreduce (seed
+  // 001's reduce-scatter + allgather volume) and the root of the reduce receives
+  // m (k - 1) messages, (p - 1) c elements, in the gather.
+  for (int k : {2, 3, 4}) {
+    for (int m = 1, p = k; p <= 256; ++m, p *= k) {
+      const std::uint64_t c = 3, n = c * static_cast<std::uint64_t>(p);
+      INFO("rabenseifner p=" << p << " k=" << k);
+      CHECK(all_equal(sends_per_rank(params(Collective::allreduce, Algorithm::rabenseifner, p, k, n)), 2 * m * (k - 1)));
+      for (int r = 0; r < p; ++r) {
+        CollParams prm = params(Collective::allreduce, Algorithm::rabenseifner, p, k, n);
+        prm.rank = r;
+        std::uint64_t sent = 0;
+        for (const Step& st : generate(prm).steps) sent += st.kind == StepKind::send ? st.src.count : 0;
+        CHECK(sent == 2 * c * static_cast<std::uint64_t>(p - 1));
+      }
+      CollParams root = params(Collective::reduce, Algorithm::rabenseifner, p, k, n);
+      root.root = root.rank = p / 2;
+      std::size_t recvs = 0, in_gather = 0;
+      std::uint64_t gathered = 0;
+      for (const Step& st : generate(root).steps) {
+        if (st.kind != StepKind::recv) continue;
+        if (++recvs > static_cast<std::size_t>(m * (k - 1))) ++in_gather, gathered += st.dst.count;
+      }
+      CHECK(in_gather == static_cast<std::size_t>(m * (k - 1)));
+      CHECK(gathered == c * static_cast<std::uint64_t>(p - 1));
+    }
+  }
   // kring with k | p: (p/k - 1) inter-group plus (k - 1) p/k intra-group = p - 1.
   for (int p : {4, 6, 12, 24, 60}) {
     for (int k = 2; k <= p; ++k) {

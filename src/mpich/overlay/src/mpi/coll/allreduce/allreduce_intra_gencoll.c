@@ -1,16 +1,16 @@
 /*
- * gencoll allreduce algorithms: k-nomial (reduce + bcast), recursive
- * multiplying, permuted recursive multiplying and k-ring (reduce-scatter +
- * allgather), each with radix k. Results are bitwise identical on all ranks;
- * k-nomial and recursive multiplying keep rank order for non-commutative ops.
+ * gencoll's allreduce algorithms (which ones: the algorithm table, through the
+ * generated MPIR_Allreduce_intra_<alg> wrappers). Results are bitwise
+ * identical on all ranks; those that need a commutative op hand other calls
+ * to MPICH's recursive doubling.
  */
 
 #include "mpiimpl.h"
 #include "coll_gencoll.h"
 
-static int allreduce_gencoll(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
-                             MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                             MPIR_Errflag_t * errflag)
+int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                           MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                           MPIR_Errflag_t * errflag)
 {
     /* One policy for both bindings (README, "Calls gencoll leaves to the
      * MPI"): a call an algorithm cannot serve goes to the MPI's own choice.
@@ -29,38 +29,4 @@ static int allreduce_gencoll(int alg, const void *sendbuf, void *recvbuf, MPI_Ai
         sendbuf = recvbuf;
     return MPII_Gencoll_run(GENCOLL_ALLREDUCE, alg, k, sendbuf, count, datatype, recvbuf, count,
                             datatype, op, 0, comm_ptr, errflag);
-}
-
-int MPIR_Allreduce_intra_knomial(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                                 MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                                 MPIR_Errflag_t * errflag)
-{
-    return allreduce_gencoll(GENCOLL_KNOMIAL, sendbuf, recvbuf, count, datatype, op, comm_ptr, k,
-                             errflag);
-}
-
-int MPIR_Allreduce_intra_recursive_multiplying(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                                               MPI_Datatype datatype, MPI_Op op,
-                                               MPIR_Comm * comm_ptr, int k,
-                                               MPIR_Errflag_t * errflag)
-{
-    return allreduce_gencoll(GENCOLL_RECURSIVE_MULTIPLYING, sendbuf, recvbuf, count, datatype, op,
-                             comm_ptr, k, errflag);
-}
-
-int MPIR_Allreduce_intra_permuted_recursive_multiplying(const void *sendbuf, void *recvbuf,
-                                                        MPI_Aint count, MPI_Datatype datatype,
-                                                        MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                                                        MPIR_Errflag_t * errflag)
-{
-    return allreduce_gencoll(GENCOLL_PERMUTED_RECURSIVE_MULTIPLYING, sendbuf, recvbuf, count,
-                             datatype, op, comm_ptr, k, errflag);
-}
-
-int MPIR_Allreduce_intra_kring(const void *sendbuf, void *recvbuf, MPI_Aint count,
-                               MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                               MPIR_Errflag_t * errflag)
-{
-    return allreduce_gencoll(GENCOLL_KRING, sendbuf, recvbuf, count, datatype, op, comm_ptr, k,
-                             errflag);
 }

@@ -1,34 +1,14 @@
 /*
- * gencoll bcast algorithms: k-nomial tree; scatter followed by a recursive
- * multiplying or k-ring allgather; each with radix k.
+ * gencoll's bcast algorithms (which ones: the algorithm table, through the
+ * generated MPIR_Bcast_intra_<alg> wrappers).
  */
 
 #include "mpiimpl.h"
 #include "coll_gencoll.h"
 
-static int bcast_gencoll(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                         MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
+int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                       MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
 {
     return MPII_Gencoll_run(GENCOLL_BCAST, alg, k, buffer, count, datatype, buffer, count,
                             datatype, MPI_OP_NULL, root, comm_ptr, errflag);
-}
-
-int MPIR_Bcast_intra_knomial(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                             MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
-{
-    return bcast_gencoll(GENCOLL_KNOMIAL, buffer, count, datatype, root, comm_ptr, k, errflag);
-}
-
-int MPIR_Bcast_intra_recursive_multiplying(void *buffer, MPI_Aint count, MPI_Datatype datatype,
-                                           int root, MPIR_Comm * comm_ptr, int k,
-                                           MPIR_Errflag_t * errflag)
-{
-    return bcast_gencoll(GENCOLL_RECURSIVE_MULTIPLYING, buffer, count, datatype, root, comm_ptr, k,
-                         errflag);
-}
-
-int MPIR_Bcast_intra_kring(void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                           MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
-{
-    return bcast_gencoll(GENCOLL_KRING, buffer, count, datatype, root, comm_ptr, k, errflag);
 }

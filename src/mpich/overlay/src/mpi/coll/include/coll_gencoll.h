@@ -16,6 +16,30 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
                      MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
                      MPI_Op op, int root, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
 
+/* The algorithm-independent part of MPIR_<Coll>_intra_<alg>: the wrappers of
+ * src/mpi/coll/src/coll_gencoll_registry.c, which gencoll's register.py
+ * generates from the algorithm table, pass their algorithm (enum gencoll_alg)
+ * and their arguments. */
+int MPII_Gencoll_allgather(int alg, const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
+                           MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag);
+int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                           MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                           MPIR_Errflag_t * errflag);
+int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                       MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag);
+int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                        MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm_ptr, int k,
+                        MPIR_Errflag_t * errflag);
+
+/* Every radix CVAR (MPIR_CVAR_<COLL>_<ALG>_KVAL), generated with the wrappers. */
+struct MPII_Gencoll_radix_cvar {
+    const char *name;
+    const int *value;
+};
+extern const struct MPII_Gencoll_radix_cvar MPII_Gencoll_radix_cvars[];
+extern const int MPII_Gencoll_radix_cvar_count;
+
 /* Called from MPII_Coll_init: checks the radix CVARs and that the linked
  * libgencoll-mpich speaks this glue's ABI. */
 int MPII_Gencoll_init(void);

@@ -311,34 +311,14 @@ int MPII_Gencoll_parse_k(const char *key, const char *value, int *k)
 int MPII_Gencoll_init(void)
 {
     int mpi_errno = MPI_SUCCESS;
-    const struct {
-        const char *name;
-        int value;
-    } radix[] = {
-        {"MPIR_CVAR_ALLGATHER_KNOMIAL_KVAL", MPIR_CVAR_ALLGATHER_KNOMIAL_KVAL},
-        {"MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL",
-         MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL},
-        {"MPIR_CVAR_ALLGATHER_PERMUTED_RECURSIVE_MULTIPLYING_KVAL",
-         MPIR_CVAR_ALLGATHER_PERMUTED_RECURSIVE_MULTIPLYING_KVAL},
-        {"MPIR_CVAR_ALLGATHER_KRING_KVAL", MPIR_CVAR_ALLGATHER_KRING_KVAL},
-        {"MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL", MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL},
-        {"MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL",
-         MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL},
-        {"MPIR_CVAR_ALLREDUCE_PERMUTED_RECURSIVE_MULTIPLYING_KVAL",
-         MPIR_CVAR_ALLREDUCE_PERMUTED_RECURSIVE_MULTIPLYING_KVAL},
-        {"MPIR_CVAR_ALLREDUCE_KRING_KVAL", MPIR_CVAR_ALLREDUCE_KRING_KVAL},
-        {"MPIR_CVAR_BCAST_KNOMIAL_KVAL", MPIR_CVAR_BCAST_KNOMIAL_KVAL},
-        {"MPIR_CVAR_BCAST_RECURSIVE_MULTIPLYING_KVAL", MPIR_CVAR_BCAST_RECURSIVE_MULTIPLYING_KVAL},
-        {"MPIR_CVAR_BCAST_KRING_KVAL", MPIR_CVAR_BCAST_KRING_KVAL},
-        {"MPIR_CVAR_REDUCE_KNOMIAL_KVAL", MPIR_CVAR_REDUCE_KNOMIAL_KVAL},
-    };
-    for (size_t i = 0; i < sizeof(radix) / sizeof(radix[0]); i++) {
-        if (radix[i].value < 2 || radix[i].value > GENCOLL_MAX_RADIX) {
+    for (int i = 0; i < MPII_Gencoll_radix_cvar_count; i++) {
+        const struct MPII_Gencoll_radix_cvar *cv = &MPII_Gencoll_radix_cvars[i];
+        if (*cv->value < 2 || *cv->value > GENCOLL_MAX_RADIX) {
             char value[96];
             snprintf(value, sizeof(value), "%d: the radix k must be an integer >= 2 and <= %d",
-                     radix[i].value, GENCOLL_MAX_RADIX);
+                     *cv->value, GENCOLL_MAX_RADIX);
             MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
-                                 radix[i].name, value);
+                                 cv->name, value);
         }
     }
     if (gencoll_mpich_abi_version() != GENCOLL_MPICH_ABI_VERSION) {
