@@ -4,6 +4,7 @@
  */
 #include "src/ompi/coll_gencoll.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,9 @@ static int alloc_tmp(void *vc, uint64_t count)
     ompi_datatype_get_true_extent(c->dtype, &true_lb, &true_extent);
     /* Laid out like the user's buffer, its true lower bound on the allocation. */
     ptrdiff_t span = c->extent > true_extent ? c->extent : true_extent;
+    /* A size no address space holds is out of memory, not a wrapped-around small one. */
+    if (count == 0 || (span > 0 && count - 1 > (uint64_t) ((PTRDIFF_MAX - true_extent) / span)))
+        return OMPI_ERR_OUT_OF_RESOURCE;
     size_t bytes = (size_t) ((ptrdiff_t) (count - 1) * span + true_extent);
     c->tmp = malloc(bytes > 0 ? bytes : 1);
     if (c->tmp == NULL) return OMPI_ERR_OUT_OF_RESOURCE;

@@ -140,7 +140,7 @@ std::optional<DeviceBuffers> device_buffers(const PmpiBuffers& b, MemoryKind sen
 
 // The schedule on host copies of the device buffers, over the PMPI transport.
 void execute_on_host_copies(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
-                            MemoryKind send_kind, MemoryKind recv_kind, gpu::DeviceOps& ops, WaitPolicy wait) {
+                            MemoryKind send_kind, MemoryKind recv_kind, gpu::DeviceOps& ops, const Config& cfg) {
   PmpiBuffers hb = b;
   const Span rs = span_of(b.recv, recv_count, b.type);
   const Span ss = span_of(b.send, static_cast<std::uint64_t>(b.send_count), b.send_type);
@@ -161,7 +161,7 @@ void execute_on_host_copies(const CachedSchedule& s, MPI_Comm comm, const PmpiBu
       hb.send = send_copy.data() + (send - ss.begin);
     }
   }
-  PmpiTransport t(comm, hb, wait);
+  PmpiTransport t(comm, hb, cfg.wait, cfg.count_limit);
   execute(s.schedule, s.plan, t);
   if (recv_copied) ops.copy(rs.begin, recv_copy.data(), rs.bytes);
 }
@@ -197,14 +197,14 @@ void execute_on_device(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers
   const std::optional<DeviceBuffers> d = device_buffers(b, send_kind, recv_kind, recv_count, why);
   if (!d) {
     if (log) std::fprintf(stderr, "gencoll: device buffers run on host copies (%s)\n", why.c_str());
-    execute_on_host_copies(s, comm, b, recv_count, send_kind, recv_kind, ops, cfg.wait);
+    execute_on_host_copies(s, comm, b, recv_count, send_kind, recv_kind, ops, cfg);
     return;
   }
   const bool stage = stage_messages(cfg.gpu_staging, mpi_gpu_aware());
   if (log)
     std::fprintf(stderr, "gencoll: device buffers, messages %s\n",
                  stage ? "staged through pinned host memory" : "as device pointers");
-  PmpiWire wire(comm, b.type, cfg.wait);
+  PmpiWire wire(comm, b.type, cfg.wait, cfg.count_limit);
   DeviceScratch::Use scratch(*rt.scratch);
   DeviceTransport t(wire, *scratch, *d, stage);
   execute(s.schedule, s.plan, t);

@@ -313,7 +313,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
     execute_on_device(*cached, pc, bufs, recv_count, place, g_config, prm.rank == 0);
     return MPI_SUCCESS;
   }
-  PmpiTransport t(pc, bufs, g_config.wait);
+  PmpiTransport t(pc, bufs, g_config.wait, g_config.count_limit);
   execute(cached->schedule, cached->plan, t);
   return MPI_SUCCESS;
 }
@@ -389,16 +389,25 @@ int MPI_Finalize(void) {
   return PMPI_Finalize();
 }
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
-  if (count <= 0) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+}  // extern "C"
+
+namespace {
+
+// The entry points, once for the int counts of MPI-3 and once for the
+// MPI_Count of MPI-4's _c functions; `native` is the MPI's own call with the
+// caller's arguments.
+template <typename Count, typename Native>
+int allreduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
+                    Native native) {
+  if (count <= 0) return native();
   return guarded([&] {
     const Call call{Collective::allreduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
                     0};
     const std::optional<Plan> plan = decide(call);
-    if (!plan) return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm);
+    if (!plan) return native();
     PmpiBuffers b;
     b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    b.send_count = count;
+    b.send_count = static_cast<std::uint64_t>(count);
     b.send_type = type;
     b.recv = recvbuf;
     b.type = type;
@@ -407,27 +416,28 @@ int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype ty
   });
 }
 
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
-  if (recvcount <= 0) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+template <typename Count, typename Native>
+int allgather_entry(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, Count recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm, Native native) {
+  if (recvcount <= 0) return native();
   return guarded([&] {
     // MPICH sizes an allgather by its receive block (count and type).
     const Call call{Collective::allgather, comm, static_cast<std::uint64_t>(recvcount), recvtype, MPI_OP_NULL,
                     sendbuf == MPI_IN_PLACE, 0};
     const std::optional<Plan> plan = decide(call);
-    if (!plan) return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    if (!plan) return native();
     int rank = 0;
     PMPI_Comm_rank(comm, &rank);
     MPI_Aint lb = 0, extent = 0;
     PMPI_Type_get_extent(recvtype, &lb, &extent);
     PmpiBuffers b;
     if (sendbuf == MPI_IN_PLACE) {
-      b.send = static_cast<char*>(recvbuf) + static_cast<MPI_Aint>(rank) * recvcount * extent;
-      b.send_count = recvcount;
+      b.send = static_cast<char*>(recvbuf) + static_cast<MPI_Aint>(rank) * static_cast<MPI_Aint>(recvcount) * extent;
+      b.send_count = static_cast<std::uint64_t>(recvcount);
       b.send_type = recvtype;
     } else {
       b.send = sendbuf;
-      b.send_count = sendcount;
+      b.send_count = static_cast<std::uint64_t>(sendcount);
       b.send_type = sendtype;
     }
     b.recv = recvbuf;
@@ -436,15 +446,16 @@ int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   });
 }
 
-int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
-  if (count <= 0) return PMPI_Bcast(buffer, count, type, root, comm);
+template <typename Count, typename Native>
+int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm comm, Native native) {
+  if (count <= 0) return native();
   return guarded([&] {
     const Call call{Collective::bcast, comm, static_cast<std::uint64_t>(count), type, MPI_OP_NULL, false, root};
     const std::optional<Plan> plan = decide(call);
-    if (!plan) return PMPI_Bcast(buffer, count, type, root, comm);
+    if (!plan) return native();
     PmpiBuffers b;
     b.send = buffer;
-    b.send_count = count;
+    b.send_count = static_cast<std::uint64_t>(count);
     b.send_type = type;
     b.recv = buffer;
     b.type = type;
@@ -452,16 +463,18 @@ int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm com
   });
 }
 
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
-  if (count <= 0) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+template <typename Count, typename Native>
+int reduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
+                 Native native) {
+  if (count <= 0) return native();
   return guarded([&] {
     const Call call{Collective::reduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
                     root};
     const std::optional<Plan> plan = decide(call);
-    if (!plan) return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm);
+    if (!plan) return native();
     PmpiBuffers b;
     b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // MPI_IN_PLACE is only valid at the root
-    b.send_count = count;
+    b.send_count = static_cast<std::uint64_t>(count);
     b.send_type = type;
     b.recv = recvbuf;  // significant at the root only; the schedule never touches it elsewhere
     b.type = type;
@@ -470,21 +483,20 @@ int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type,
   });
 }
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
-                             MPI_Comm comm) {
-  if (recvcount <= 0) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+template <typename Count, typename Native>
+int reduce_scatter_block_entry(const void* sendbuf, void* recvbuf, Count recvcount, MPI_Datatype type, MPI_Op op,
+                               MPI_Comm comm, Native native) {
+  if (recvcount <= 0) return native();
   return guarded([&] {
     const Call call{Collective::reduce_scatter_block, comm, static_cast<std::uint64_t>(recvcount), type, op,
                     sendbuf == MPI_IN_PLACE, 0};
     const std::optional<Plan> plan = decide(call);
-    if (!plan) return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+    if (!plan) return native();
     int p = 1;
     PMPI_Comm_size(comm, &p);
-    if (static_cast<long long>(recvcount) * p > INT_MAX)  // PmpiBuffers counts are ints (issue 18)
-      return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
     PmpiBuffers b;
     b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // in place, recvbuf holds all p blocks
-    b.send_count = recvcount * p;
+    b.send_count = static_cast<std::uint64_t>(recvcount) * static_cast<std::uint64_t>(p);
     b.send_type = type;
     b.recv = recvbuf;
     b.type = type;
@@ -492,5 +504,70 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
     return run(call, *plan, b);
   });
 }
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return allreduce_entry(sendbuf, recvbuf, count, type, op, comm,
+                         [&] { return PMPI_Allreduce(sendbuf, recvbuf, count, type, op, comm); });
+}
+
+int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, [&] {
+    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  });
+}
+
+int MPI_Bcast(void* buffer, int count, MPI_Datatype type, int root, MPI_Comm comm) {
+  return bcast_entry(buffer, count, type, root, comm, [&] { return PMPI_Bcast(buffer, count, type, root, comm); });
+}
+
+int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm) {
+  return reduce_entry(sendbuf, recvbuf, count, type, op, root, comm,
+                      [&] { return PMPI_Reduce(sendbuf, recvbuf, count, type, op, root, comm); });
+}
+
+int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype type, MPI_Op op,
+                             MPI_Comm comm) {
+  return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, type, op, comm, [&] {
+    return PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, type, op, comm);
+  });
+}
+
+// MPI-4's large-count versions, where the MPI has them (MPICH 4; Open MPI
+// 4.1 is MPI-3.1).
+#if MPI_VERSION >= 4
+int MPI_Allreduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm) {
+  return allreduce_entry(sendbuf, recvbuf, count, type, op, comm,
+                         [&] { return PMPI_Allreduce_c(sendbuf, recvbuf, count, type, op, comm); });
+}
+
+int MPI_Allgather_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  return allgather_entry(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, [&] {
+    return PMPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  });
+}
+
+int MPI_Bcast_c(void* buffer, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm) {
+  return bcast_entry(buffer, count, type, root, comm, [&] { return PMPI_Bcast_c(buffer, count, type, root, comm); });
+}
+
+int MPI_Reduce_c(const void* sendbuf, void* recvbuf, MPI_Count count, MPI_Datatype type, MPI_Op op, int root,
+                 MPI_Comm comm) {
+  return reduce_entry(sendbuf, recvbuf, count, type, op, root, comm,
+                      [&] { return PMPI_Reduce_c(sendbuf, recvbuf, count, type, op, root, comm); });
+}
+
+int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count recvcount, MPI_Datatype type, MPI_Op op,
+                               MPI_Comm comm) {
+  return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, type, op, comm, [&] {
+    return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, type, op, comm);
+  });
+}
+#endif
 
 }  // extern "C"

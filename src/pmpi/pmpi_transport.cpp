@@ -4,7 +4,9 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 
 namespace gencoll {
@@ -13,9 +15,61 @@ namespace {
 void check(int rc) {
   if (rc != MPI_SUCCESS) throw MpiError(rc);
 }
-int as_int(std::uint64_t n) {
-  if (n > static_cast<std::uint64_t>(INT_MAX)) throw MpiError(MPI_ERR_COUNT);
-  return static_cast<int>(n);
+
+// Derived datatypes made for one call, freed when it has been posted (MPI
+// keeps what a pending operation needs).
+class OwnedTypes {
+ public:
+  OwnedTypes() = default;
+  OwnedTypes(const OwnedTypes&) = delete;
+  OwnedTypes& operator=(const OwnedTypes&) = delete;
+  ~OwnedTypes() {
+    for (MPI_Datatype& t : types_) PMPI_Type_free(&t);
+  }
+  MPI_Datatype keep(MPI_Datatype t) {
+    types_.push_back(t);
+    return t;
+  }
+
+ private:
+  std::vector<MPI_Datatype> types_;
+};
+
+// n elements of `type` (laid out at multiples of `extent`) as (count, type)
+// with count <= limit: the type itself while n fits, else q runs of `limit`
+// elements as one contiguous type (recursively, should q not fit either)
+// followed by the r left over, in one struct. The type signature is n
+// elements of `type` either way, so it matches whatever the peer describes.
+struct Described {
+  int count;
+  MPI_Datatype type;
+};
+Described describe(std::uint64_t n, MPI_Datatype type, MPI_Aint extent, std::uint64_t limit, OwnedTypes& owned) {
+  if (n <= limit) return {static_cast<int>(n), type};
+  const std::uint64_t q = n / limit, r = n % limit;
+  MPI_Datatype run = MPI_DATATYPE_NULL;
+  check(PMPI_Type_contiguous(static_cast<int>(limit), type, &run));
+  owned.keep(run);
+  const MPI_Aint run_extent = extent * static_cast<MPI_Aint>(limit);
+  Described runs = describe(q, run, run_extent, limit, owned);
+  if (r == 0) {
+    check(PMPI_Type_commit(&runs.type));
+    return runs;
+  }
+  int lengths[2] = {runs.count, static_cast<int>(r)};
+  MPI_Aint displacements[2] = {0, run_extent * static_cast<MPI_Aint>(q)};
+  MPI_Datatype types[2] = {runs.type, type};
+  MPI_Datatype whole = MPI_DATATYPE_NULL;
+  check(PMPI_Type_create_struct(2, lengths, displacements, types, &whole));
+  owned.keep(whole);
+  check(PMPI_Type_commit(&whole));
+  return {1, whole};
+}
+
+MPI_Aint extent_of(MPI_Datatype t) {
+  MPI_Aint lb = 0, extent = 0;
+  check(PMPI_Type_get_extent(t, &lb, &extent));
+  return extent;
 }
 
 }  // namespace
@@ -64,7 +118,8 @@ RequestSet::~RequestSet() {
   PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
 }
 
-PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait) : comm_(comm), b_(bufs), wait_(wait) {
+PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit)
+    : comm_(comm), b_(bufs), wait_(wait), limit_(std::max<std::uint64_t>(1, std::min(count_limit, kIntCountLimit))) {
   MPI_Aint lb = 0;
   check(PMPI_Type_get_extent(b_.type, &lb, &extent_));
   check(PMPI_Type_get_true_extent(b_.type, &true_lb_, &true_extent_));
@@ -76,9 +131,14 @@ PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait) :
 void PmpiTransport::prepare(const Schedule& s) {
   if (s.tmp_count == 0) return;
   // Scratch laid out like the user's buffer: element i at i * extent, shifted so
-  // the type's true lower bound lands on the allocation.
-  const std::size_t bytes = static_cast<std::size_t>((s.tmp_count - 1) * extent_ + true_extent_);
-  tmp_ = std::make_unique<char[]>(bytes);
+  // the type's true lower bound lands on the allocation. Not zeroed: every
+  // element is written before it is read.
+  const std::uint64_t last = s.tmp_count - 1;
+  const std::uint64_t stride = static_cast<std::uint64_t>(extent_);
+  if (stride != 0 && last > (static_cast<std::uint64_t>(PTRDIFF_MAX) - static_cast<std::uint64_t>(true_extent_)) / stride)
+    throw MpiError(MPI_ERR_NO_MEM);
+  const std::size_t bytes = static_cast<std::size_t>(last * stride + static_cast<std::uint64_t>(true_extent_));
+  tmp_.reset(new char[bytes]);
   tmp_base_ = tmp_.get() - true_lb_;
 }
 
@@ -94,86 +154,120 @@ char* PmpiTransport::address(const Range& r) const {
 
 Transport::Request PmpiTransport::isend(int peer, std::uint32_t tag, const Range& src) {
   MPI_Request r;
+  OwnedTypes owned;
   if (src.buf == Buf::send && b_.send_type != b_.type) {
     // Generators only ever send the whole input; it is described by the caller's type.
-    check(PMPI_Isend(b_.send, b_.send_count, b_.send_type, peer, wire_tag(tag), comm_, &r));
+    const Described d = describe(b_.send_count, b_.send_type, extent_of(b_.send_type), limit_, owned);
+    check(PMPI_Isend(b_.send, d.count, d.type, peer, wire_tag(tag), comm_, &r));
   } else {
-    check(PMPI_Isend(address(src), as_int(src.count), b_.type, peer, wire_tag(tag), comm_, &r));
+    const Described d = describe(src.count, b_.type, extent_, limit_, owned);
+    check(PMPI_Isend(address(src), d.count, d.type, peer, wire_tag(tag), comm_, &r));
   }
   return reqs_.add(r);
 }
 
 Transport::Request PmpiTransport::irecv(int peer, std::uint32_t tag, const Range& dst) {
   MPI_Request r;
-  check(PMPI_Irecv(address(dst), as_int(dst.count), b_.type, peer, wire_tag(tag), comm_, &r));
+  OwnedTypes owned;
+  const Described d = describe(dst.count, b_.type, extent_, limit_, owned);
+  check(PMPI_Irecv(address(dst), d.count, d.type, peer, wire_tag(tag), comm_, &r));
   return reqs_.add(r);
 }
 
 void PmpiTransport::wait_some(std::vector<Request>& done) { reqs_.wait_some(wait_, done); }
 
 void PmpiTransport::reduce(const Range& in, const Range& inout) {
-  if (in.count == 0) return;
-  check(PMPI_Reduce_local(address(in), address(inout), as_int(in.count), b_.type, b_.op));
+  // MPI_Reduce_local has no derived-type trick (a user op sees its count), so
+  // long ranges go in pieces of at most `limit_` elements.
+  const char* from = address(in);
+  char* to = address(inout);
+  for (std::uint64_t done = 0; done < in.count; done += limit_) {
+    const std::uint64_t n = std::min(limit_, in.count - done);
+    const MPI_Aint off = static_cast<MPI_Aint>(done) * extent_;
+    check(PMPI_Reduce_local(from + off, to + off, static_cast<int>(n), b_.type, b_.op));
+  }
 }
 
-void PmpiTransport::copy_units(const void* from, MPI_Datatype from_type, int from_count, void* to,
-                               MPI_Datatype to_type, int to_count) {
+void PmpiTransport::copy_units(const void* from, MPI_Datatype from_type, std::uint64_t from_count, void* to,
+                               MPI_Datatype to_type, std::uint64_t to_count) {
   // Through a packed staging buffer: honours gaps in derived types (the user's
   // bytes between elements stay untouched) and differing send/receive types.
-  int bytes = 0;
-  check(PMPI_Pack_size(from_count, from_type, comm_, &bytes));
-  stage_.resize(static_cast<std::size_t>(bytes));
-  int pos = 0;
-  check(PMPI_Pack(from, from_count, from_type, stage_.data(), bytes, &pos, comm_));
-  int upos = 0;
-  check(PMPI_Unpack(stage_.data(), pos, &upos, to, to_count, to_type, comm_));
+  // Pack sizes are ints: beyond them (or beyond the count limit) the MPI
+  // copies, as a message to this rank with large-count descriptions.
+  int type_size = 0;
+  check(PMPI_Type_size(from_type, &type_size));
+  const std::uint64_t bytes = from_count * static_cast<std::uint64_t>(type_size);
+  if (from_count <= limit_ && to_count <= limit_ && bytes <= kIntCountLimit) {
+    int packed = 0;
+    check(PMPI_Pack_size(static_cast<int>(from_count), from_type, comm_, &packed));
+    stage_.resize(static_cast<std::size_t>(packed));
+    int pos = 0;
+    check(PMPI_Pack(from, static_cast<int>(from_count), from_type, stage_.data(), packed, &pos, comm_));
+    int upos = 0;
+    check(PMPI_Unpack(stage_.data(), pos, &upos, to, static_cast<int>(to_count), to_type, comm_));
+    return;
+  }
+  OwnedTypes owned;
+  const Described s = describe(from_count, from_type, extent_of(from_type), limit_, owned);
+  const Described d = describe(to_count, to_type, extent_of(to_type), limit_, owned);
+  int me = 0;
+  check(PMPI_Comm_rank(comm_, &me));
+  // Schedules never message their own rank, so tag 0 from this rank matches
+  // only this copy.
+  check(PMPI_Sendrecv(from, s.count, s.type, me, 0, to, d.count, d.type, me, 0, comm_, MPI_STATUS_IGNORE));
 }
 
 void PmpiTransport::copy(const Range& src, const Range& dst) {
   if (dst.count == 0) return;
   char* to = address(dst);
   if (src.buf == Buf::send && b_.send_type != b_.type) {
-    copy_units(b_.send, b_.send_type, b_.send_count, to, b_.type, as_int(dst.count));
+    copy_units(b_.send, b_.send_type, b_.send_count, to, b_.type, dst.count);
     return;
   }
   const char* from = address(src);
   if (from == to) return;  // MPI_IN_PLACE: the input already sits in the result
   if (dense_) std::memcpy(to, from, static_cast<std::size_t>(dst.count) * static_cast<std::size_t>(extent_));
-  else copy_units(from, b_.type, as_int(src.count), to, b_.type, as_int(dst.count));
+  else copy_units(from, b_.type, src.count, to, b_.type, dst.count);
 }
 
 void PmpiTransport::permute(const Range& region, const PermutationSpec& spec) {
-  const int unit = as_int(spec.unit_count);
-  if (unit == 0) return;
+  if (spec.unit_count == 0) return;
   const MPI_Aint unit_span = static_cast<MPI_Aint>(spec.unit_count) * extent_;
   char* base = address(region);
-  // The spare unit is kept packed, so gaps in derived types stay untouched.
-  int packed = 0;
-  check(PMPI_Pack_size(unit, b_.type, comm_, &packed));
-  std::vector<char> spare(static_cast<std::size_t>(packed));
-  permute_by_cycles(unit_destinations(spec), [&](std::int64_t from, std::int64_t to) {
-    int pos = 0;
-    if (to == kSpare) {
-      check(PMPI_Pack(base + from * unit_span, unit, b_.type, spare.data(), packed, &pos, comm_));
-    } else if (from == kSpare) {
-      check(PMPI_Unpack(spare.data(), packed, &pos, base + to * unit_span, unit, b_.type, comm_));
-    } else if (dense_) {
-      std::memcpy(base + to * unit_span, base + from * unit_span, static_cast<std::size_t>(unit_span));
-    } else {
-      copy_units(base + from * unit_span, b_.type, unit, base + to * unit_span, b_.type, unit);
+  // The spare unit lives in a buffer laid out like the user's (so gaps in
+  // derived types stay untouched, whatever the unit's size); dense types copy
+  // with memcpy, the others unit by unit through copy_units.
+  std::unique_ptr<char[]> spare_mem;
+  char* spare = nullptr;
+  const auto unit_at = [&](std::int64_t u) {
+    if (u != kSpare) return base + u * unit_span;
+    if (!spare) {
+      spare_mem.reset(new char[static_cast<std::size_t>(unit_span - extent_ + true_extent_)]);
+      spare = spare_mem.get() - true_lb_;
     }
+    return spare;
+  };
+  permute_by_cycles(unit_destinations(spec), [&](std::int64_t from, std::int64_t to) {
+    char* src = unit_at(from);
+    char* dst = unit_at(to);
+    if (dense_) std::memcpy(dst, src, static_cast<std::size_t>(unit_span));
+    else copy_units(src, b_.type, spec.unit_count, dst, b_.type, spec.unit_count);
   });
 }
 
 Wire::Request PmpiWire::isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) {
   MPI_Request r;
-  check(PMPI_Isend(buf, as_int(count), type_, peer, wire_tag(tag), comm_, &r));
+  OwnedTypes owned;
+  const Described d = describe(count, type_, extent_of(type_), limit_, owned);
+  check(PMPI_Isend(buf, d.count, d.type, peer, wire_tag(tag), comm_, &r));
   return reqs_.add(r);
 }
 
 Wire::Request PmpiWire::irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) {
   MPI_Request r;
-  check(PMPI_Irecv(buf, as_int(count), type_, peer, wire_tag(tag), comm_, &r));
+  OwnedTypes owned;
+  const Described d = describe(count, type_, extent_of(type_), limit_, owned);
+  check(PMPI_Irecv(buf, d.count, d.type, peer, wire_tag(tag), comm_, &r));
   return reqs_.add(r);
 }
 

@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <memory>
 #include <stdexcept>
 #include <vector>
@@ -20,9 +21,13 @@ struct MpiError : std::runtime_error {
   explicit MpiError(int c) : std::runtime_error("MPI error"), code(c) {}
 };
 
+// The most elements one MPI call of the MPI-3 interface takes (its counts are
+// ints); Config::count_limit may lower it.
+constexpr std::uint64_t kIntCountLimit = 2147483647;
+
 struct PmpiBuffers {
   const void* send = nullptr;          // already resolved for MPI_IN_PLACE
-  int send_count = 0;                  // in send_type elements; the schedule's send
+  std::uint64_t send_count = 0;        // in send_type elements; the schedule's send
   MPI_Datatype send_type = MPI_DATATYPE_NULL;  // range is in `type` elements
   void* recv = nullptr;
   MPI_Datatype type = MPI_DATATYPE_NULL;  // layout of recv and scratch
@@ -53,7 +58,10 @@ class RequestSet {
 
 class PmpiTransport final : public Transport {
  public:
-  PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait);
+  // Messages and local operations of more than `count_limit` elements (the
+  // int counts of the MPI-3 calls) are described by derived datatypes or
+  // split, so every count works; tests lower the limit to reach those paths.
+  PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit = kIntCountLimit);
 
   void prepare(const Schedule& s) override;
   Request isend(int peer, std::uint32_t tag, const Range& src) override;
@@ -65,11 +73,13 @@ class PmpiTransport final : public Transport {
 
  private:
   char* address(const Range& r) const;
-  void copy_units(const void* from, MPI_Datatype from_type, int from_count, void* to, MPI_Datatype to_type, int to_count);
+  void copy_units(const void* from, MPI_Datatype from_type, std::uint64_t from_count, void* to, MPI_Datatype to_type,
+                  std::uint64_t to_count);
 
   MPI_Comm comm_;
   PmpiBuffers b_;
   WaitPolicy wait_;
+  std::uint64_t limit_;
   MPI_Aint extent_ = 0, true_lb_ = 0, true_extent_ = 0;
   bool dense_ = false;  // type is gap-free: copies may use memcpy
   std::unique_ptr<char[]> tmp_;
@@ -83,7 +93,8 @@ class PmpiTransport final : public Transport {
 // device memory.
 class PmpiWire final : public Wire {
  public:
-  PmpiWire(MPI_Comm comm, MPI_Datatype type, WaitPolicy wait) : comm_(comm), type_(type), wait_(wait) {}
+  PmpiWire(MPI_Comm comm, MPI_Datatype type, WaitPolicy wait, std::uint64_t count_limit = kIntCountLimit)
+      : comm_(comm), type_(type), wait_(wait), limit_(count_limit < 1 ? 1 : count_limit < kIntCountLimit ? count_limit : kIntCountLimit) {}
   Request isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) override;
   Request irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) override;
   void wait_some(std::vector<Request>& done) override;
@@ -92,6 +103,7 @@ class PmpiWire final : public Wire {
   MPI_Comm comm_;
   MPI_Datatype type_;
   WaitPolicy wait_;
+  std::uint64_t limit_;
   RequestSet reqs_;
 };
 

@@ -28,15 +28,22 @@ std::string valid_algorithms(Collective c) {
 }
 
 // Strict: decimal digits only, no sign, no trailing text, fits an int.
-std::optional<int> parse_radix(const char* v) {
+// A decimal integer in [0, max], nothing else around it.
+std::optional<long> parse_upto(const char* v, long max) {
   if (!v || !*v) return std::nullopt;
   long x = 0;
   for (const char* c = v; *c; ++c) {
     if (!std::isdigit(static_cast<unsigned char>(*c))) return std::nullopt;
     x = x * 10 + (*c - '0');
-    if (x > kMaxRadix) return std::nullopt;
+    if (x > max) return std::nullopt;
   }
-  return static_cast<int>(x);
+  return x;
+}
+
+std::optional<int> parse_radix(const char* v) {
+  const std::optional<long> x = parse_upto(v, kMaxRadix);
+  if (!x) return std::nullopt;
+  return static_cast<int>(*x);
 }
 
 // GENCOLL_GPU_SCRATCH_KEEP and other byte counts: the one parser.
@@ -89,7 +96,8 @@ SelectionChoice Config::select_from_file(const SelectionCall& call) const {
 Config parse_config(const std::function<const char*(const char*)>& lookup, const std::vector<std::string>& names) {
   Config cfg;
   std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG", "GENCOLL_SELECTION_FILE",
-                                 "GENCOLL_GPU_STAGING", "GENCOLL_CUDA_LIBRARY", "GENCOLL_GPU_SCRATCH_KEEP"};
+                                 "GENCOLL_GPU_STAGING", "GENCOLL_CUDA_LIBRARY", "GENCOLL_GPU_SCRATCH_KEEP",
+                                 "GENCOLL_COUNT_LIMIT"};
   for (Collective c : all_collectives()) {
     Selection& sel = cfg.coll[static_cast<int>(c)];
     const std::string var = algorithm_variable(c);
@@ -144,6 +152,14 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
                            " is not valid; valid values: a byte count up to 1048576G, optionally with K, M or G "
                            "(e.g. 256M)");
   }
+  if (const char* v = lookup("GENCOLL_COUNT_LIMIT"); v && *v) {
+    const std::optional<long> n = parse_upto(v, 2147483647);
+    if (n && *n >= 1) cfg.count_limit = static_cast<std::uint64_t>(*n);
+    else
+      cfg.errors.push_back(std::string("GENCOLL_COUNT_LIMIT=") + v +
+                           " is not valid; valid values: an integer from 1 to 2147483647 (the most elements one MPI "
+                           "call carries; larger messages use derived datatypes)");
+  }
   if (const char* v = lookup("GENCOLL_DEBUG")) {
     const std::string val = v;
     if (val == "1") cfg.debug = true;
@@ -185,7 +201,7 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
       cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<COLL>_INTRA_ALGORITHM, " +
                            "GENCOLL_<COLL>_<ALGORITHM>_KVAL (COLL: ALLGATHER, ALLREDUCE, BCAST, REDUCE), " +
                            "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG, GENCOLL_SELECTION_FILE, GENCOLL_GPU_STAGING, " +
-                           "GENCOLL_CUDA_LIBRARY, GENCOLL_GPU_SCRATCH_KEEP");
+                           "GENCOLL_CUDA_LIBRARY, GENCOLL_GPU_SCRATCH_KEEP, GENCOLL_COUNT_LIMIT");
   }
   return cfg;
 }

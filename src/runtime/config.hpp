@@ -10,6 +10,10 @@
 //   GENCOLL_CUDA_LIBRARY             path of libgencoll-cuda     (default: next to this library)
 //   GENCOLL_GPU_SCRATCH_KEEP         bytes (suffix K, M, G: KiB, MiB, GiB) of device scratch and of
 //                                    pinned staging memory kept between calls (default 64M)
+//   GENCOLL_COUNT_LIMIT              the most elements one MPI call carries (default and maximum
+//                                    2^31 - 1, the int counts of MPI-3); longer messages are
+//                                    described by derived datatypes and long local reductions split.
+//                                    Lower values make small tests take those paths.
 // <COLL> is ALLGATHER, ALLREDUCE, BCAST or REDUCE, <ALG> an algorithm name in upper case.
 //
 // The selection file (MPICH's MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE format,
@@ -22,6 +26,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,6 +57,7 @@ struct Config {
   std::string cuda_library;  // GENCOLL_CUDA_LIBRARY; empty: the default search
   std::size_t gpu_scratch_keep = kDefaultGpuScratchKeep;  // GENCOLL_GPU_SCRATCH_KEEP
   bool debug = false;
+  std::uint64_t count_limit = 2147483647;  // GENCOLL_COUNT_LIMIT
   std::shared_ptr<const SelectionFile> selection_file;  // GENCOLL_SELECTION_FILE; null when unset
   std::vector<std::string> errors;  // one complete message per problem
 

@@ -35,6 +35,8 @@
 #   --timeout S     per-run time limit in seconds (default 120)
 #   --args "ARGS"   extra arguments for coll_check (it always gets -q)
 #   --mpiexec-args "ARGS"  extra arguments for mpiexec
+#   --env NAME=VALUE  one more variable for the ranks (repeatable), e.g.
+#                   GENCOLL_COUNT_LIMIT=3 to take the large-count paths
 #   --cluster R     run across the hosts of the emulated cluster that is up
 #                   (scripts/cluster.sh, id $GENCOLL_CLUSTER_ID), R ranks per
 #                   host; Open MPI then also gets its TCP BTL
@@ -66,6 +68,7 @@ MPI=""
 LIB=""
 BIN=""
 BINS=()
+EXTRA_ENV=()
 QUICK=0
 PROCS=""
 ALGS=""
@@ -98,6 +101,7 @@ while [ $# -gt 0 ]; do
     --mpich-prefix) MPICH_PREFIX="${2:-}"; shift 2 ;;
     --component-path) COMPONENT_PATH="${2:-}"; shift 2 ;;
     --cluster) CLUSTER="${2:-}"; shift 2 ;;
+    --env) EXTRA_ENV+=("${2:-}"); shift 2 ;;
     -h|--help) usage ;;
     *) echo "run_matrix: unknown argument: $1" >&2; usage ;;
     esac
@@ -270,6 +274,7 @@ run_one() {
         [ "$k" != - ] && envs+=("$(kval_var "$coll" "$alg")=$k")
     done
     if [ "$MPI" = mpich ]; then envs+=("GENCOLL_WAIT_POLICY=yield"); fi
+    envs+=("${EXTRA_ENV[@]}")
     [ "$LIB" != none ] && envs+=("LD_PRELOAD=$LIB")
 
     local -a cmd

@@ -107,6 +107,20 @@ TEST_CASE("GENCOLL_GPU_SCRATCH_KEEP takes a byte count with an optional binary s
   }
 }
 
+TEST_CASE("GENCOLL_COUNT_LIMIT takes an element count from 1 to 2^31 - 1", "[config]") {
+  CHECK(parse({}).count_limit == 2147483647u);
+  CHECK(parse({{"GENCOLL_COUNT_LIMIT", "3"}}).count_limit == 3u);
+  CHECK(parse({{"GENCOLL_COUNT_LIMIT", "2147483647"}}).count_limit == 2147483647u);
+  for (const char* bad : {"0", "-1", "2147483648", "1K", "x", " 3"}) {
+    const Config c = parse({{"GENCOLL_COUNT_LIMIT", bad}});
+    INFO(bad);
+    REQUIRE(c.errors.size() == 1);
+    CHECK_THAT(c.errors[0], Catch::Contains(std::string("GENCOLL_COUNT_LIMIT=") + bad) &&
+                                Catch::Contains("an integer from 1 to 2147483647"));
+    CHECK(c.count_limit == 2147483647u);
+  }
+}
+
 TEST_CASE("one byte-count parser: digits, an optional binary multiple, at most 2^50", "[config]") {
   CHECK(parse_byte_count("0") == 0u);
   CHECK(parse_byte_count("4096") == 4096u);

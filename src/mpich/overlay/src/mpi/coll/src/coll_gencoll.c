@@ -57,7 +57,11 @@ static int gencoll_alloc_tmp(void *ctx, uint64_t count)
     MPIR_Type_get_true_extent_impl(c->datatype, &true_lb, &true_extent);
     /* Laid out like the user's buffer, shifted so the true lower bound lands on
      * the allocation (as MPICH's own algorithms do). */
-    MPI_Aint bytes = ((MPI_Aint) count - 1) * MPL_MAX(c->extent, true_extent) + true_extent;
+    MPI_Aint span = MPL_MAX(c->extent, true_extent);
+    /* A size no address space holds is out of memory, not a wrapped-around small one. */
+    MPIR_ERR_CHKANDJUMP(count == 0 || (span > 0 && count - 1 > (uint64_t) ((MPIR_AINT_MAX - true_extent) / span)),
+                        mpi_errno, MPI_ERR_OTHER, "**nomem");
+    MPI_Aint bytes = ((MPI_Aint) count - 1) * span + true_extent;
     c->tmp = MPL_malloc(bytes > 0 ? bytes : 1, MPL_MEM_COLL);
     MPIR_ERR_CHKANDJUMP(!c->tmp, mpi_errno, MPI_ERR_OTHER, "**nomem");
     c->tmp_base = (char *) c->tmp - true_lb;
