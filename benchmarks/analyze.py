@@ -39,11 +39,13 @@ COLLS = ["allgather", "allreduce", "bcast", "reduce"]
 # "p" stands for the communicator size (k-ring with one group is the ring).
 GENERALIZATION_PAIRS = {
     "allgather": [("recursive_multiplying:2", "mpich:recursive_doubling"), ("kring:p", "mpich:ring")],
-    "allreduce": [("recursive_multiplying:2", "mpich:recursive_doubling")],
+    "allreduce": [("recursive_multiplying:2", "mpich:recursive_doubling"),
+                  ("rabenseifner:2", "mpich:reduce_scatter_allgather")],
     "bcast": [("knomial:2", "mpich:binomial")],
-    "reduce": [("knomial:2", "mpich:binomial")],
+    "reduce": [("knomial:2", "mpich:binomial"), ("rabenseifner:2", "mpich:reduce_scatter_gather")],
 }
-BASELINE_AS_MODULE = {"binomial": ("knomial", 2), "recursive_doubling": ("recursive_multiplying", 2)}
+BASELINE_AS_MODULE = {"binomial": ("knomial", 2), "recursive_doubling": ("recursive_multiplying", 2),
+                      "reduce_scatter_allgather": ("rabenseifner", 2), "reduce_scatter_gather": ("rabenseifner", 2)}
 
 
 def die(msg):

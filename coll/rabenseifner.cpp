@@ -3,9 +3,11 @@
 // IJHPCA 19(1), 2005): a reduce-scatter by recursive multiplying with halving
 // data, then an allgather (allreduce) or a gather to the root (reduce) that
 // retraces its rounds. At k = 2 these are MPICH's reduce_scatter_allgather
-// and reduce_scatter_gather, which MPICH's default selection runs for large
-// vectors; the radix trades rounds for messages per round as in recursive
-// multiplying.
+// (message for message) and reduce_scatter_gather (the same rounds; MPICH
+// folds a pair the other way round for reduce, and an extra root gets its
+// block from new rank 0 where here its own neighbour hands it over), which
+// MPICH's default selection runs for large vectors; the radix trades rounds
+// for messages per round as in recursive multiplying.
 //
 // On the p' new ranks of a FoldLayout (extras hand their whole vector to their
 // base first), the vector is split into p' blocks (sizes differing by at most

@@ -234,8 +234,7 @@ std::string summary_markdown(const std::vector<Tuned>& tuned, const Machine& m) 
   md << "# gencoll-tune: " << m.name << "\n\n";
   if (!m.description.empty()) md << m.description << "\n\n";
   md << "Predicted by the LogGP simulator (" << (m.file.empty() ? "built-in machine" : m.file)
-     << "). Speedup is over the fastest fixed-radix baseline (binomial, recursive doubling, ring) at the same "
-        "size.\n\n";
+     << "). Speedup is over the fastest fixed-radix baseline (" << radix_names(true, ", ") << ") at the same size.\n\n";
   for (const Tuned& t : tuned) {
     md << "## " << to_string(t.coll) << ", " << t.p << " ranks\n\n";
     md << "| sizes (bytes) | choice | predicted time | speedup over baseline |\n|---|---|---|---|\n";

@@ -13,7 +13,7 @@ for mpi in mpich openmpi; do
   m="$builddir/tests/mpi/matrix-$mpi.sh"
   [ -x "$m" ] || continue
   echo "== $mpi"
-  GENCOLL_MATRIX_FLAGS="--env GENCOLL_COUNT_LIMIT=3 --procs '3 5' --ks '3' --logdir $builddir/tests/mpi/large-count-$mpi" \
+  GENCOLL_MATRIX_FLAGS="--env GENCOLL_COUNT_LIMIT=3 --procs '5' --ks '3' --logdir $builddir/tests/mpi/large-count-$mpi" \
     "$m" || exit 1
   ran=1
 done
