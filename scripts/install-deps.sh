@@ -12,6 +12,8 @@ packages=(
   dpkg-dev patch xz-utils python3 perl libucx-dev
   # gencoll-tune draws its plots with gnuplot
   gnuplot-nox
+  # tests/fuzz: libFuzzer, ASan and UBSan come with Debian's clang
+  clang
 )
 
 missing=()

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <climits>
 #include <cstdio>
+#include <new>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -324,6 +325,8 @@ int guarded(F&& f) {
     return f();
   } catch (const MpiError& e) {
     return e.code;
+  } catch (const std::bad_alloc&) {  // scratch or staging the machine cannot give
+    return MPI_ERR_NO_MEM;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gencoll: internal error: %s\n", e.what());
     return MPI_ERR_INTERN;

@@ -36,7 +36,7 @@ class OwnedTypes {
 };
 
 // n elements of `type` (laid out at multiples of `extent`) as (count, type)
-// with count <= limit: the type itself while n fits, else q runs of `limit`
+// with count <= limit (>= 2, so q < n): the type itself while n fits, else q runs of `limit`
 // elements as one contiguous type (recursively, should q not fit either)
 // followed by the r left over, in one struct. The type signature is n
 // elements of `type` either way, so it matches whatever the peer describes.
@@ -119,7 +119,7 @@ RequestSet::~RequestSet() {
 }
 
 PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit)
-    : comm_(comm), b_(bufs), wait_(wait), limit_(std::max<std::uint64_t>(1, std::min(count_limit, kIntCountLimit))) {
+    : comm_(comm), b_(bufs), wait_(wait), limit_(std::max<std::uint64_t>(2, std::min(count_limit, kIntCountLimit))) {
   MPI_Aint lb = 0;
   check(PMPI_Type_get_extent(b_.type, &lb, &extent_));
   check(PMPI_Type_get_true_extent(b_.type, &true_lb_, &true_extent_));

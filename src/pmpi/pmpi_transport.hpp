@@ -94,7 +94,7 @@ class PmpiTransport final : public Transport {
 class PmpiWire final : public Wire {
  public:
   PmpiWire(MPI_Comm comm, MPI_Datatype type, WaitPolicy wait, std::uint64_t count_limit = kIntCountLimit)
-      : comm_(comm), type_(type), wait_(wait), limit_(count_limit < 1 ? 1 : count_limit < kIntCountLimit ? count_limit : kIntCountLimit) {}
+      : comm_(comm), type_(type), wait_(wait), limit_(count_limit < 2 ? 2 : count_limit < kIntCountLimit ? count_limit : kIntCountLimit) {}
   Request isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) override;
   Request irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) override;
   void wait_some(std::vector<Request>& done) override;

@@ -154,10 +154,10 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
   }
   if (const char* v = lookup("GENCOLL_COUNT_LIMIT"); v && *v) {
     const std::optional<long> n = parse_upto(v, 2147483647);
-    if (n && *n >= 1) cfg.count_limit = static_cast<std::uint64_t>(*n);
+    if (n && *n >= 2) cfg.count_limit = static_cast<std::uint64_t>(*n);
     else
       cfg.errors.push_back(std::string("GENCOLL_COUNT_LIMIT=") + v +
-                           " is not valid; valid values: an integer from 1 to 2147483647 (the most elements one MPI "
+                           " is not valid; valid values: an integer from 2 to 2147483647 (the most elements one MPI "
                            "call carries; larger messages use derived datatypes)");
   }
   if (const char* v = lookup("GENCOLL_DEBUG")) {

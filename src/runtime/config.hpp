@@ -10,7 +10,7 @@
 //   GENCOLL_CUDA_LIBRARY             path of libgencoll-cuda     (default: next to this library)
 //   GENCOLL_GPU_SCRATCH_KEEP         bytes (suffix K, M, G: KiB, MiB, GiB) of device scratch and of
 //                                    pinned staging memory kept between calls (default 64M)
-//   GENCOLL_COUNT_LIMIT              the most elements one MPI call carries (default and maximum
+//   GENCOLL_COUNT_LIMIT              the most elements one MPI call carries, >= 2 (default and maximum
 //                                    2^31 - 1, the int counts of MPI-3); longer messages are
 //                                    described by derived datatypes and long local reductions split.
 //                                    Lower values make small tests take those paths.

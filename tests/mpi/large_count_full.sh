@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Counts above 2^31 in earnest (make check-full; about 10 GiB of memory, 2
-# minutes on 2 cores): 3 ranks allgather 750,000,000 bytes each (2.25e9 in all, above
-# the int counts of MPI-3 calls) through the interposition library on each
-# MPI, with k-nomial, recursive multiplying and k-ring, every byte checked,
-# separate buffers and MPI_IN_PLACE.
+# Counts above 2^31 in earnest (make check-full; about 10 GiB of memory, a few
+# minutes on 2 cores): 3 ranks allgather 750,000,000 bytes each (2.25e9 in
+# all, above the int counts of MPI-3 calls) through the interposition library
+# on each MPI (k-nomial, recursive multiplying, k-ring), the MPICH module
+# (k-ring) and the Open MPI component (radix-k Bruck), every byte checked,
+# separate buffers and MPI_IN_PLACE, gencoll's debug line for every call.
 set -u
 builddir=${builddir:-$(pwd)}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -36,5 +37,34 @@ for mpi in mpich openmpi; do
     ran=1
   done
 done
+# The MPICH module and the Open MPI component take the same program (built
+# with Debian's mpicc.mpich / mpicc.openmpi) with no preload.
+prefix=$(cat "$builddir/mpich-prefix" 2>/dev/null || true)
+if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && [ -x "$builddir/tests/mpi/big_allgather.mpich" ]; then
+  for alg in kring:3 knomial:2; do
+    a=${alg%%:*} k=${alg#*:}
+    out=$(timeout -k 5 900 "$prefix/bin/mpiexec" -n 3 -genv LD_LIBRARY_PATH "$prefix/lib" \
+      -genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM "$a" \
+      -genv "MPIR_CVAR_ALLGATHER_$(echo "$a" | tr a-z A-Z)_KVAL" "$k" -genv MPIR_CVAR_GENCOLL_DEBUG 1 \
+      "$builddir/tests/mpi/big_allgather.mpich" "$count" 2>&1)
+    rc=$?
+    echo "$out" | sed "s/^/module $alg: /"
+    [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] || fail "module $alg: not both calls right"
+    [ "$(echo "$out" | grep -c "^gencoll: allgather count=$count .* algorithm=$a k=$k\$")" = 2 ] ||
+      fail "module $alg: gencoll did not serve both calls"
+  done
+fi
+path=$(cat "$builddir/ompi-component/component-path" 2>/dev/null || true)
+if [ -n "$path" ] && [ -x "$builddir/tests/mpi/big_allgather.openmpi" ]; then
+  out=$(timeout -k 5 900 mpiexec.openmpi --oversubscribe --allow-run-as-root -n 3 \
+    --mca mca_base_component_path "$path" --mca coll_gencoll_allgather_algorithm kbruck \
+    --mca coll_gencoll_allgather_kbruck_kval 2 --mca coll_gencoll_verbose 1 \
+    "$builddir/tests/mpi/big_allgather.openmpi" "$count" 2>&1)
+  rc=$?
+  echo "$out" | sed "s/^/component kbruck:2: /"
+  [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] || fail "component: not both calls right"
+  [ "$(echo "$out" | grep -c "^gencoll: allgather count=$count .* algorithm=kbruck k=2\$")" = 2 ] ||
+    fail "component: gencoll did not serve both calls"
+fi
 [ "$ran" = 1 ] || { echo "SKIP: no interposition library built"; exit 77; }
 echo "PASS: allgather above 2^31 elements, every byte right"

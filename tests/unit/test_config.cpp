@@ -107,16 +107,18 @@ TEST_CASE("GENCOLL_GPU_SCRATCH_KEEP takes a byte count with an optional binary s
   }
 }
 
-TEST_CASE("GENCOLL_COUNT_LIMIT takes an element count from 1 to 2^31 - 1", "[config]") {
+TEST_CASE("GENCOLL_COUNT_LIMIT takes an element count from 2 to 2^31 - 1", "[config]") {
   CHECK(parse({}).count_limit == 2147483647u);
   CHECK(parse({{"GENCOLL_COUNT_LIMIT", "3"}}).count_limit == 3u);
   CHECK(parse({{"GENCOLL_COUNT_LIMIT", "2147483647"}}).count_limit == 2147483647u);
-  for (const char* bad : {"0", "-1", "2147483648", "1K", "x", " 3"}) {
+  CHECK(parse({{"GENCOLL_COUNT_LIMIT", "2"}}).count_limit == 2u);
+  // 1 would never shrink a message's description (runs of 1 element).
+  for (const char* bad : {"0", "1", "-1", "2147483648", "1K", "x", " 3"}) {
     const Config c = parse({{"GENCOLL_COUNT_LIMIT", bad}});
     INFO(bad);
     REQUIRE(c.errors.size() == 1);
     CHECK_THAT(c.errors[0], Catch::Contains(std::string("GENCOLL_COUNT_LIMIT=") + bad) &&
-                                Catch::Contains("an integer from 1 to 2147483647"));
+                                Catch::Contains("an integer from 2 to 2147483647"));
     CHECK(c.count_limit == 2147483647u);
   }
 }
