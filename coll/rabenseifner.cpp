@@ -33,7 +33,7 @@
 // Partials combine in no fixed rank order, so the op must be commutative (MPICH
 // restricts its versions to builtin ops, which are). Every count works: a part
 // of no elements is neither sent nor received, on both sides alike.
-#include <algorithm>
+#include <optional>
 
 #include "coll/generators.hpp"
 
@@ -49,8 +49,7 @@ struct Round {
   int lo = 0;        // the group shares blocks [lo, lo + k * part) ...
   int part = 1;      // ... which split into k parts, part `digit` kept
   std::vector<int> partner;  // new rank of the group member at each position
-  std::vector<Handle> sent;  // the reduce-scatter's send of each part (or none)
-  std::vector<bool> was_sent;
+  std::vector<std::optional<Handle>> sent;  // the reduce-scatter's send of each part, if it had elements
 };
 
 std::vector<Round> plan(const FoldLayout& f, int j) {
@@ -65,8 +64,7 @@ std::vector<Round> plan(const FoldLayout& f, int j) {
     rd.lo = lo;
     rd.part = len / k;
     for (int e = 0; e < k; ++e) rd.partner.push_back(static_cast<int>(j + (e - rd.digit) * stride));
-    rd.sent.assign(k, 0);
-    rd.was_sent.assign(k, false);
+    rd.sent.assign(k, std::nullopt);
     lo += rd.digit * rd.part;
     len = rd.part;
     stride *= k;
@@ -101,10 +99,7 @@ std::vector<Handle> emit_reduce_scatter(ScheduleBuilder& b, std::vector<Round>& 
       const int e = (rd.digit + u) % rd.k;
       const int peer = speaker(rd.partner[e]);
       const Range theirs = v.part(rd, e);
-      if (theirs.count > 0) {
-        rd.sent[e] = b.send(peer, theirs, ready);
-        rd.was_sent[e] = true;
-      }
+      if (theirs.count > 0) rd.sent[e] = b.send(peer, theirs, ready);
       if (own.count > 0) {
         slots.push_back(b.scratch(own.count));
         arrived.push_back(b.recv(peer, slots.back()));
@@ -132,7 +127,7 @@ std::vector<Handle> emit_reduce_scatter(ScheduleBuilder& b, std::vector<Round>& 
 // Receiving part e of round `rd` overwrites what the reduce-scatter sent from
 // there: the receive waits for that send.
 std::vector<Handle> after_sent(const Round& rd, int e, std::vector<Handle> deps) {
-  if (rd.was_sent[e]) deps.push_back(rd.sent[e]);
+  if (rd.sent[e]) deps.push_back(*rd.sent[e]);
   return deps;
 }
 
@@ -155,23 +150,42 @@ std::vector<Handle> emit_allgather(ScheduleBuilder& b, const std::vector<Round>&
   return have;
 }
 
-struct Start {
-  FoldLayout f;
-  Vector v;
-  std::vector<Handle> ready;  // v holds this rank's (folded) contribution
-};
-
-// Copies the input into `work` and, on a base, folds its extra's vector in.
-Start begin(ScheduleBuilder& b, const CollParams& prm, Range work) {
-  Start s{fold_for_radix(prm.p, prm.k), Vector{work, {}}, {}};
-  s.v.blocks = BlockLayout::split(s.f.new_ranks, prm.count);
-  s.ready = {b.copy(Range{Buf::send, 0, prm.count}, work)};
-  if (s.f.has_extra(prm.rank)) {
-    const Range slot = b.scratch(prm.count);
-    const Handle got = b.recv(prm.rank - 1, slot);
-    s.ready = {b.reduce(slot, work, {s.ready[0], got})};  // x_{r-1} op x_r
+// The gather to new rank `root_new`, the rounds in reverse: a rank whose digit
+// is not the root's sends what it holds (after `have`) and stops; the others
+// receive their partners' parts, each also after `recv_deps`.
+template <class Speaker>
+void emit_gather(ScheduleBuilder& b, const std::vector<Round>& rounds, const Vector& v, std::vector<Handle> have,
+                 int root_new, Speaker speaker, const std::vector<Handle>& recv_deps) {
+  for (auto it = rounds.rbegin(); it != rounds.rend(); ++it) {
+    const Round& rd = *it;
+    const int root_digit = static_cast<int>((root_new / rd.stride) % rd.k);
+    if (rd.digit != root_digit) {
+      const Range own = v.held(rd);
+      if (own.count > 0) b.send(speaker(rd.partner[root_digit]), own, have);
+      return;
+    }
+    std::vector<Handle> got;
+    for (int u = 1; u < rd.k; ++u) {
+      const int e = (rd.digit + u) % rd.k;
+      const Range theirs = v.part(rd, e);
+      if (theirs.count > 0) got.push_back(b.recv(speaker(rd.partner[e]), theirs, after_sent(rd, e, recv_deps)));
+    }
+    have.insert(have.end(), got.begin(), got.end());
   }
-  return s;
+}
+
+Vector vector_of(const FoldLayout& f, Range work, std::uint64_t count) {
+  return Vector{work, BlockLayout::split(f.new_ranks, count)};
+}
+
+// Copies the input into `work` and, on a base, folds its extra's vector in;
+// returns the step after which `work` holds this rank's contribution.
+Handle begin(ScheduleBuilder& b, const CollParams& prm, const FoldLayout& f, Range work) {
+  const Handle copied = b.copy(Range{Buf::send, 0, prm.count}, work);
+  if (!f.has_extra(prm.rank)) return copied;
+  const Range slot = b.scratch(prm.count);
+  const Handle got = b.recv(prm.rank - 1, slot);
+  return b.reduce(slot, work, {copied, got});  // x_{r-1} op x_r
 }
 
 }  // namespace
@@ -187,11 +201,12 @@ Schedule allreduce_rabenseifner(const CollParams& prm) {
     b.recv(f.base_of_extra(r), out, {sent});  // `in` may alias `out` (MPI_IN_PLACE)
     return std::move(b).finish();
   }
-  Start s = begin(b, prm, out);
+  const Vector v = vector_of(f, out, prm.count);
+  const Handle ready = begin(b, prm, f, out);
   const auto speaker = [&](int j) { return f.base_rank(j); };
   std::vector<Round> rounds = plan(f, f.new_rank(r));
-  const std::vector<Handle> reduced = emit_reduce_scatter(b, rounds, s.v, s.ready, prm.fold_rounds, speaker);
-  const std::vector<Handle> done = emit_allgather(b, rounds, s.v, reduced, speaker);
+  const std::vector<Handle> reduced = emit_reduce_scatter(b, rounds, v, {ready}, prm.fold_rounds, speaker);
+  const std::vector<Handle> done = emit_allgather(b, rounds, v, reduced, speaker);
   if (f.has_extra(r)) b.send(r - 1, out, done);
   return std::move(b).finish();
 }
@@ -211,47 +226,26 @@ Schedule reduce_rabenseifner(const CollParams& prm) {
   if (f.is_extra(r)) {
     const Handle sent = b.send(f.base_of_extra(r), in);
     if (r != root) return std::move(b).finish();
-    // The root's result buffer takes its base's block, then gathers the rest.
-    Vector v{Range{Buf::recv, 0, prm.count}, BlockLayout::split(f.new_ranks, prm.count)};
-    std::vector<Round> rounds = plan(f, root_new);
-    // Folding leaves p' >= 2, so there is at least one round.
+    // The root's result buffer takes its base's block, then gathers the rest
+    // in its base's place; in place, every receive waits for the send above.
+    const Vector v = vector_of(f, Range{Buf::recv, 0, prm.count}, prm.count);
+    const std::vector<Round> rounds = plan(f, root_new);  // folding leaves p' >= 2: at least one round
     const Range block = v.held(rounds.back());
     if (block.count > 0) b.recv(f.base_of_extra(r), block, {sent});
-    for (auto it = rounds.rbegin(); it != rounds.rend(); ++it)
-      for (int u = 1; u < it->k; ++u) {
-        const int e = (it->digit + u) % it->k;
-        const Range theirs = v.part(*it, e);
-        if (theirs.count > 0) b.recv(gather_speaker(it->partner[e]), theirs, {sent});
-      }
+    emit_gather(b, rounds, v, {}, root_new, gather_speaker, {sent});
     return std::move(b).finish();
   }
 
   const Range work = r == root ? Range{Buf::recv, 0, prm.count} : b.scratch(prm.count);
-  Start s = begin(b, prm, work);
+  const Vector v = vector_of(f, work, prm.count);
+  const Handle ready = begin(b, prm, f, work);
   std::vector<Round> rounds = plan(f, f.new_rank(r));
-  std::vector<Handle> have = emit_reduce_scatter(b, rounds, s.v, s.ready, prm.fold_rounds, speaker);
-
-  const bool root_is_my_extra = f.has_extra(r) && root == r - 1;
-  if (root_is_my_extra) {  // hand the block to the root, which gathers in my place
-    const Range block = rounds.empty() ? s.v.whole : s.v.held(rounds.back());
+  const std::vector<Handle> have = emit_reduce_scatter(b, rounds, v, {ready}, prm.fold_rounds, speaker);
+  if (f.has_extra(r) && root == r - 1) {  // hand the block to the root, which gathers in my place
+    const Range block = v.held(rounds.back());
     if (block.count > 0) b.send(root, block, have);
-    return std::move(b).finish();
-  }
-  for (auto it = rounds.rbegin(); it != rounds.rend(); ++it) {
-    const Round& rd = *it;
-    const int root_digit = static_cast<int>((root_new / rd.stride) % rd.k);
-    const Range own = s.v.held(rd);
-    if (rd.digit != root_digit) {
-      if (own.count > 0) b.send(gather_speaker(rd.partner[root_digit]), own, have);
-      return std::move(b).finish();
-    }
-    std::vector<Handle> got;
-    for (int u = 1; u < rd.k; ++u) {
-      const int e = (rd.digit + u) % rd.k;
-      const Range theirs = s.v.part(rd, e);
-      if (theirs.count > 0) got.push_back(b.recv(gather_speaker(rd.partner[e]), theirs, after_sent(rd, e, {})));
-    }
-    have.insert(have.end(), got.begin(), got.end());
+  } else {
+    emit_gather(b, rounds, v, have, root_new, gather_speaker, {});
   }
   return std::move(b).finish();
 }

@@ -119,7 +119,7 @@ RequestSet::~RequestSet() {
 }
 
 PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit)
-    : comm_(comm), b_(bufs), wait_(wait), limit_(std::max<std::uint64_t>(2, std::min(count_limit, kIntCountLimit))) {
+    : comm_(comm), b_(bufs), wait_(wait), limit_(usable_count_limit(count_limit)) {
   MPI_Aint lb = 0;
   check(PMPI_Type_get_extent(b_.type, &lb, &extent_));
   check(PMPI_Type_get_true_extent(b_.type, &true_lb_, &true_extent_));

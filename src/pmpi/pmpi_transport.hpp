@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -21,9 +22,9 @@ struct MpiError : std::runtime_error {
   explicit MpiError(int c) : std::runtime_error("MPI error"), code(c) {}
 };
 
-// The most elements one MPI call of the MPI-3 interface takes (its counts are
-// ints); Config::count_limit may lower it.
-constexpr std::uint64_t kIntCountLimit = 2147483647;
+// The limit a transport works with: at least 2 (so a description of runs
+// always shrinks), at most the int counts of the MPI-3 calls.
+inline std::uint64_t usable_count_limit(std::uint64_t limit) { return std::clamp<std::uint64_t>(limit, 2, kIntCountLimit); }
 
 struct PmpiBuffers {
   const void* send = nullptr;          // already resolved for MPI_IN_PLACE
@@ -94,7 +95,7 @@ class PmpiTransport final : public Transport {
 class PmpiWire final : public Wire {
  public:
   PmpiWire(MPI_Comm comm, MPI_Datatype type, WaitPolicy wait, std::uint64_t count_limit = kIntCountLimit)
-      : comm_(comm), type_(type), wait_(wait), limit_(count_limit < 2 ? 2 : count_limit < kIntCountLimit ? count_limit : kIntCountLimit) {}
+      : comm_(comm), type_(type), wait_(wait), limit_(usable_count_limit(count_limit)) {}
   Request isend(int peer, std::uint32_t tag, const void* buf, std::uint64_t count) override;
   Request irecv(int peer, std::uint32_t tag, void* buf, std::uint64_t count) override;
   void wait_some(std::vector<Request>& done) override;

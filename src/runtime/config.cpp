@@ -153,12 +153,12 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
                            "(e.g. 256M)");
   }
   if (const char* v = lookup("GENCOLL_COUNT_LIMIT"); v && *v) {
-    const std::optional<long> n = parse_upto(v, 2147483647);
+    const std::optional<long> n = parse_upto(v, static_cast<long>(kIntCountLimit));
     if (n && *n >= 2) cfg.count_limit = static_cast<std::uint64_t>(*n);
     else
       cfg.errors.push_back(std::string("GENCOLL_COUNT_LIMIT=") + v +
-                           " is not valid; valid values: an integer from 2 to 2147483647 (the most elements one MPI "
-                           "call carries; larger messages use derived datatypes)");
+                           " is not valid; valid values: an integer from 2 to " + std::to_string(kIntCountLimit) +
+                           " (the most elements one MPI call carries; larger messages use derived datatypes)");
   }
   if (const char* v = lookup("GENCOLL_DEBUG")) {
     const std::string val = v;

@@ -41,6 +41,10 @@
 
 namespace gencoll {
 
+// The most elements one MPI call of the MPI-3 interface takes (its counts are
+// ints); GENCOLL_COUNT_LIMIT may lower it.
+constexpr std::uint64_t kIntCountLimit = 2147483647;
+
 struct Selection {
   std::optional<Algorithm> alg;  // nullopt: the MPI's own algorithm
   int k = 2;
@@ -57,7 +61,7 @@ struct Config {
   std::string cuda_library;  // GENCOLL_CUDA_LIBRARY; empty: the default search
   std::size_t gpu_scratch_keep = kDefaultGpuScratchKeep;  // GENCOLL_GPU_SCRATCH_KEEP
   bool debug = false;
-  std::uint64_t count_limit = 2147483647;  // GENCOLL_COUNT_LIMIT
+  std::uint64_t count_limit = kIntCountLimit;  // GENCOLL_COUNT_LIMIT
   std::shared_ptr<const SelectionFile> selection_file;  // GENCOLL_SELECTION_FILE; null when unset
   std::vector<std::string> errors;  // one complete message per problem
 
