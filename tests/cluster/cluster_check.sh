@@ -20,11 +20,15 @@ skip() { echo "SKIP: cluster_check: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root for network namespaces and qdiscs"
 unshare --net --uts --ipc --mount --pid --fork true 2>/dev/null || skip "namespaces cannot be made here"
 command -v tc >/dev/null || skip "no tc (iproute2)"
-# The kernel must have veth and tbf (containers may lack them): probe with a
+# The kernel must have veth, htb, bfifo and u32 (containers may lack them): probe with a
 # throwaway namespace before blaming cluster.sh.
 probe=gcprobe$$
 probe_err=$( { ip netns add "$probe" && ip link add "${probe}v" type veth peer name eth0 netns "$probe" &&
-  tc qdisc replace dev "${probe}v" root tbf rate 1gbit burst 18000b limit 1mb; } 2>&1 ) || probe_err=${probe_err:-failed}
+  tc qdisc replace dev "${probe}v" root handle 1: htb default 2 &&
+  tc class add dev "${probe}v" parent 1: classid 1:2 htb rate 1gbit quantum 9000 &&
+  tc qdisc add dev "${probe}v" parent 1:2 bfifo limit 1mb &&
+  tc filter add dev "${probe}v" parent 1: protocol ip prio 1 u32 match ip dst 198.18.0.1/32 flowid 1:2; } 2>&1 ) ||
+  probe_err=${probe_err:-failed}
 ip link del "${probe}v" 2>/dev/null; ip netns del "$probe" 2>/dev/null
 [ -z "$probe_err" ] || skip "the kernel cannot make a shaped veth here: $probe_err"
 export GENCOLL_CLUSTER_ID=201
