@@ -41,6 +41,10 @@ class ScheduleCache {
     entry->plan = plan_execution(entry->schedule);
     std::shared_ptr<const CachedSchedule> sched = std::move(entry);
     const std::unique_lock<std::mutex> lock = guard();
+    // Another thread may have generated the same schedule meanwhile: one
+    // entry per key, so the capacity counts distinct schedules.
+    for (const auto& [key, other] : recent_)
+      if (key == prm) return other;
     recent_.emplace_front(prm, sched);
     if (recent_.size() > capacity_) recent_.pop_back();
     return sched;

@@ -1,0 +1,101 @@
+// The core's fixed cost per collective call (issue 19): gencoll_mpich_run, the
+// C entry point both MPI glues call, on callbacks that finish every operation
+// as it is posted, so what is timed is everything gencoll adds to a small
+// call: the schedule lookup, the transport indirection and the executor.
+// Beside it, the executor alone on the same schedule (C++ transport, plan in
+// hand): the difference is the lookup and the C boundary. A benchmark, not a
+// test: `build/benchmarks/call_bench`.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "coll/algorithms.hpp"
+#include "src/cabi/gencoll_mpich.h"
+#include "src/exec/transport.hpp"
+
+using namespace gencoll;
+
+namespace {
+
+extern "C" {
+int null_alloc(void*, uint64_t) { return 0; }
+int null_post(void*, int, int, int, uint64_t, uint64_t, size_t* id) {
+  *id = GENCOLL_REQUEST_COMPLETE;
+  return 0;
+}
+int null_wait(void*, size_t*, size_t, size_t* n) {
+  *n = 0;
+  return 0;
+}
+int null_reduce(void*, int, uint64_t, int, uint64_t, uint64_t) { return 0; }
+int null_copy(void*, int, uint64_t, int, uint64_t, uint64_t) { return 0; }
+}
+
+class NullTransport final : public Transport {
+ public:
+  void prepare(const Schedule&) override {}
+  Request isend(int, std::uint32_t, const Range&) override { return kCompleted; }
+  Request irecv(int, std::uint32_t, const Range&) override { return kCompleted; }
+  void wait_some(std::vector<Request>&) override {}
+  void reduce(const Range&, const Range&) override {}
+  void copy(const Range&, const Range&) override {}
+  void permute(const Range&, const PermutationSpec&) override {}
+};
+
+// Best of 5 rounds of about 20 ms each, in ns per call.
+template <typename F>
+double ns_per_call(F&& f) {
+  constexpr int reps = 200'000;
+  double best = 1e30;
+  for (int round = 0; round < 5; ++round) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < reps; ++i) f();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps);
+  }
+  return best * 1e9;
+}
+
+}  // namespace
+
+int main() {
+  const gencoll_transport t{nullptr, null_alloc, null_post, null_post, null_wait, null_reduce, null_copy};
+  struct Case {
+    int coll, alg;
+    Collective c;
+    Algorithm a;
+    int rank;
+  };
+  const Case cases[] = {
+      {GENCOLL_BCAST, GENCOLL_KNOMIAL, Collective::bcast, Algorithm::knomial, 0},
+      {GENCOLL_BCAST, GENCOLL_KNOMIAL, Collective::bcast, Algorithm::knomial, 1},
+      {GENCOLL_REDUCE, GENCOLL_KNOMIAL, Collective::reduce, Algorithm::knomial, 0},
+      {GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, Collective::allreduce, Algorithm::recursive_multiplying, 0},
+      {GENCOLL_ALLGATHER, GENCOLL_KRING, Collective::allgather, Algorithm::kring, 0},
+  };
+  std::printf("# ns per call of 1 element at radix 2 on callbacks that finish every operation at once\n");
+  std::printf("%-10s %-22s %3s %5s %6s %12s %12s\n", "collective", "algorithm", "p", "rank", "steps", "run_ns",
+              "executor_ns");
+  for (const int p : {2, 8}) {
+    for (const Case& c : cases) {
+      gencoll_call call{c.coll, c.alg, 2, p, c.rank, 0, 1, 1};
+      char err[256];
+      const double run = ns_per_call([&] {
+        if (gencoll_mpich_run(&call, &t, err, sizeof err) != 0) std::fprintf(stderr, "call_bench: %s\n", err);
+      });
+      CollParams prm;
+      prm.coll = c.c;
+      prm.alg = c.a;
+      prm.k = 2;
+      prm.p = p;
+      prm.rank = c.rank;
+      prm.count = 1;
+      const Schedule s = generate(prm);
+      const ExecPlan plan = plan_execution(s);
+      NullTransport nt;
+      const double exec = ns_per_call([&] { execute(s, plan, nt); });
+      std::printf("%-10s %-22s %3d %5d %6zu %12.1f %12.1f\n", to_string(c.c), to_string(c.a), p, c.rank,
+                  s.steps.size(), run, exec);
+    }
+  }
+  return 0;
+}
