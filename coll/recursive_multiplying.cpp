@@ -221,18 +221,32 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
       acc = where[k - 1];
       continue;
     }
-    // Left fold: position t's buffer becomes P_0 op ... op P_t.
+    // Left fold: P_0 op ... op P_t lands in position t's buffer. With a
+    // commutative op it lands in the result buffer instead whenever that
+    // holds the running partial: cur op P_t and P_t op cur are the same bits
+    // for two operands (as MPICH's recursive doubling relies on), and the
+    // partial then needs no copy out at the end (at p = 2, rank 0 copied the
+    // whole vector once more: 1.2x MPICH's time from 16 KiB).
     Handle last = 0;
+    std::size_t cur = where[0];
     for (int t = 1; t < k; ++t) {
       std::vector<Handle> deps = pool.users(where[t]);
       if (t - 1 == digit || t == digit) deps.insert(deps.end(), acc_ready.begin(), acc_ready.end());
       if (t > 1) deps.push_back(last);
       else if (digit != 0) deps.push_back(ready[0]);
-      last = b.reduce(pool.range(where[t - 1]), pool.range(where[t]), deps);
-      pool.touch(where[t - 1], last);
-      pool.reset(where[t], last);
+      if (prm.commutative && cur == 0) {
+        deps.insert(deps.end(), pool.users(cur).begin(), pool.users(cur).end());
+        last = b.reduce(pool.range(where[t]), pool.range(cur), deps);
+        pool.touch(where[t], last);
+        pool.reset(cur, last);
+      } else {
+        last = b.reduce(pool.range(cur), pool.range(where[t]), deps);
+        pool.touch(cur, last);
+        pool.reset(where[t], last);
+        cur = where[t];
+      }
     }
-    acc = where[k - 1];
+    acc = cur;
   }
 
   std::vector<Handle> done = pool.users(acc);
