@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "selection/machine.hpp"
 #include "coll/algorithm_table.hpp"
+#include "selection/ompi_rules.hpp"
 #include "selection/tune.hpp"
 #include "src/core/byte_count.hpp"
 #include "src/runtime/csel_file.hpp"
@@ -57,6 +59,14 @@ Output
                         NAME-COLL.png  predicted speedup over the best fixed-radix
                                     baseline by size, coloured by the winner (needs
                                     gnuplot; NAME-COLL.gp and .dat are kept)
+                        NAME-ompi-rules.conf  the same choices in Open MPI's own
+                                    language: a coll_tuned dynamic-rules file over the
+                                    Open MPI 4.1 algorithms gencoll simulates (ring,
+                                    recursive doubling, bruck, binomial, k-nomial
+                                    bcast, rabenseifner), for Open MPI without plugins
+                        NAME-ompi.conf  MCA parameters that load it (mpirun --tune)
+  --ompi-knomial-radix R  coll_tuned_bcast_algorithm_knomial_radix the rules assume
+                        (default 4, Open MPI's): its one k-nomial broadcast radix
   --no-plot             skip the plots
   -h, --help            this text
 
@@ -106,7 +116,7 @@ int main(int argc, char** argv) {
   std::string profile, shapes, comm_sizes, colls = "allgather,allreduce,bcast,reduce", base_file, out_dir = ".",
                                               name;
   std::uint64_t min_size = 8, max_size = 4u << 20;
-  long long elem = 4, threads = 0;
+  long long elem = 4, threads = 0, ompi_radix = 4;
   bool plot = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -129,6 +139,7 @@ int main(int argc, char** argv) {
     else if (a == "--out") out_dir = value();
     else if (a == "--name") name = value();
     else if (a == "--no-plot") plot = false;
+    else if (a == "--ompi-knomial-radix") ompi_radix = parse_int(a, value(), 2);
     else usage_error("unknown option '" + a + "'");
   }
   if (profile.empty()) usage_error("--profile is required");
@@ -235,15 +246,26 @@ int main(int argc, char** argv) {
   write_csv_header(csv);
   for (const auto& [p, row] : out.rows) write_csv_row(csv, row, p);
   ok = ok && write_file(stem + ".csv", csv.str());
-  ok = ok && write_file(stem + ".md", summary_markdown(out.tuned, m));
+  ok = ok && write_file(stem + ".md", summary_markdown(out.tuned, m) +
+                                          "\n## Open MPI coll_tuned rules (" + name + "-ompi-rules.conf)\n\n" +
+                                          "The same sweep's fastest Open MPI algorithm per size, as " + name +
+                                          "-ompi.conf makes Open MPI read it.\n\n" +
+                                          ompi_rules(out.rows, static_cast<int>(ompi_radix)).table);
   ok = ok && write_file(stem + "-picks.csv", picks_csv(out.tuned));
+  const OmpiRules ompi = ompi_rules(out.rows, static_cast<int>(ompi_radix));
+  ok = ok && write_file(stem + "-ompi-rules.conf", ompi.rules);
+  std::error_code ec;
+  const std::filesystem::path rules_path = std::filesystem::absolute(stem + "-ompi-rules.conf", ec);
+  ok = ok && write_file(stem + "-ompi.conf", ompi_mca_params(ec ? stem + "-ompi-rules.conf" : rules_path.string(),
+                                                             static_cast<int>(ompi_radix)));
   if (!ok) {
     std::cerr << "gencoll-tune: cannot write " << stem << ".json and the files beside it (--out " << out_dir
               << ", --name " << name << ")\n";
     return 1;
   }
   std::cout << "gencoll-tune: " << out.rows.size() << " points simulated in " << secs << " s\n"
-            << "  " << stem << ".json\n  " << stem << ".csv\n  " << stem << ".md\n  " << stem << "-picks.csv\n";
+            << "  " << stem << ".json\n  " << stem << ".csv\n  " << stem << ".md\n  " << stem << "-picks.csv\n  "
+            << stem << "-ompi-rules.conf\n  " << stem << "-ompi.conf\n";
   if (plot) {
     const bool have_gnuplot = std::system("command -v gnuplot >/dev/null 2>&1") == 0;
     for (Collective c : req.colls) {
