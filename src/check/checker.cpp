@@ -38,8 +38,12 @@ struct TokenModel {
 
 // Allreduce and reduce: a summary of the reduction tree behind an element. Counts and
 // key sums prove each rank contributed exactly once; [lo, hi) with `ordered` proves
-// the operands were combined in rank order; the ordered hash identifies the tree,
-// so equal hashes on all ranks mean bitwise-identical results for any op.
+// the operands were combined in rank order; the hash identifies the tree, so
+// equal hashes on all ranks mean bitwise-identical results. For a commutative
+// op the hash ignores the order of each combine's two operands: a op b and
+// b op a are the same bits (IEEE addition and multiplication are commutative,
+// and MPICH's recursive doubling relies on it as gencoll's does), while the
+// grouping, (a op b) op c against a op (b op c), still tells trees apart.
 struct TreeVal {  // 32 bytes: the checker copies millions of these
   std::uint64_t keysum = 0;
   std::uint64_t hash = 0;
@@ -53,6 +57,7 @@ struct TreeModel {
   using Val = TreeVal;
   static constexpr bool can_reduce = true;
   std::vector<std::uint64_t> keys;  // per rank, random
+  bool commutative = false;         // the hash ignores operand order
 
   static Val garbage() { return Val{}; }
   Val initial(int r, std::uint64_t e) const {
@@ -67,7 +72,7 @@ struct TreeModel {
     return v;
   }
   // inout = in (op) inout, MPI_Reduce_local's operand order.
-  static bool reduce(const Val& in, Val& io, std::string& why) {
+  bool reduce(const Val& in, Val& io, std::string& why) const {
     if (in.cnt == 0 || io.cnt == 0) {
       why = std::string("reduces garbage (uninitialised ") + (in.cnt == 0 ? "src" : "dst") + " data)";
       return false;
@@ -80,7 +85,9 @@ struct TreeModel {
     io.lo = in.lo;
     io.cnt += in.cnt;
     io.keysum += in.keysum;
-    io.hash = mix64(in.hash ^ mix64(io.hash + 0x632BE59BD9B4E019ull));
+    const std::uint64_t a = commutative ? std::min(in.hash, io.hash) : in.hash;
+    const std::uint64_t b = commutative ? std::max(in.hash, io.hash) : io.hash;
+    io.hash = mix64(a ^ mix64(b + 0x632BE59BD9B4E019ull));
     return true;
   }
   static std::uint64_t digest(const Val& v) { return v.hash ^ (v.keysum * 3) ^ (v.elem << 1) ^ v.cnt; }
@@ -120,8 +127,9 @@ std::string check_tokens(const Engine<TokenModel>& eng, const TokenModel& model,
   return {};
 }
 
-TreeModel tree_model(int p, std::uint64_t seed, std::uint64_t& keysum) {
+TreeModel tree_model(int p, std::uint64_t seed, bool commutative, std::uint64_t& keysum) {
   TreeModel model;
+  model.commutative = commutative;
   keysum = 0;
   for (int r = 0; r < p; ++r) {
     model.keys.push_back(mix64(seed * 0x2545F4914F6CDD1Dull + 0xC0FFEEull + static_cast<std::uint64_t>(r)));
@@ -187,7 +195,7 @@ CheckReport check_allreduce(const std::vector<Schedule>& schedules, std::uint64_
   Buffers b = uniform(p, count, count);
   if (in_place) b.alias.assign(p, 0);
   std::uint64_t keysum;
-  const TreeModel model = tree_model(p, opts.seed, keysum);
+  const TreeModel model = tree_model(p, opts.seed, !require_rank_order, keysum);
   Engine<TreeModel> eng(schedules, model, std::move(b), opts);
   if (!eng.run()) return failed(rep, eng.err);
   for (int r = 0; r < p; ++r) {
@@ -232,7 +240,7 @@ CheckReport check_reduce(const std::vector<Schedule>& schedules, std::uint64_t c
   b.recv[root] = count;
   if (in_place) b.alias[root] = 0;
   std::uint64_t keysum;
-  const TreeModel model = tree_model(p, opts.seed, keysum);
+  const TreeModel model = tree_model(p, opts.seed, !require_rank_order, keysum);
   Engine<TreeModel> eng(schedules, model, std::move(b), opts);
   if (!eng.run()) return failed(rep, eng.err);
   const std::string why = check_reduced(eng, p, keysum, root, count, require_rank_order, -1);
@@ -250,7 +258,7 @@ CheckReport check_reduce_scatter_block(const std::vector<Schedule>& schedules, s
   Buffers b = uniform(p, total, in_place ? total : count);
   if (in_place) b.alias.assign(p, 0);
   std::uint64_t keysum;
-  const TreeModel model = tree_model(p, opts.seed, keysum);
+  const TreeModel model = tree_model(p, opts.seed, !require_rank_order, keysum);
   Engine<TreeModel> eng(schedules, model, std::move(b), opts);
   if (!eng.run()) return failed(rep, eng.err);
   for (int r = 0; r < p; ++r) {

@@ -48,7 +48,9 @@ const std::vector<std::pair<Collective, std::vector<Algorithm>>>& pinned() {
 
 TEST_CASE("the existing algorithms' schedules are unchanged", "[schedules][digest]") {
   // FNV-1a over describe() and every permutation's unit destinations.
-  constexpr std::uint64_t kDigest = 0x40ca0d191b0b4f23ull;
+  // Last changed by recursive multiplying allreduce keeping a commutative op's
+  // running partial in the result buffer (no copy out at the end).
+  constexpr std::uint64_t kDigest = 0x83ddcacee6276f39ull;
   Fnv f;
   std::uint64_t n = 0;
   for (const auto& [c, algs] : pinned())
