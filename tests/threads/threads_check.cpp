@@ -24,6 +24,7 @@
 #include "src/cabi/gencoll_mpich.h"
 #include "src/exec/schedule_cache.hpp"
 #include "src/exec/transport.hpp"
+#include "tests/unit/c_transport.hpp"
 
 using namespace gencoll;
 
@@ -52,7 +53,6 @@ class MailTransport final : public Transport {
   MailTransport(Mailbox& mb, int rank, std::vector<Value>& send, std::vector<Value>& recv)
       : mb_(mb), rank_(rank), send_(send), recv_(recv) {}
   void prepare(const Schedule& s) override { tmp_.assign(s.tmp_count + spare(s), 0); }
-  void alloc(std::uint64_t n) { tmp_.assign(n, 0); }
   Request isend(int peer, std::uint32_t tag, const Range& src) override {
     std::vector<Value> v(at(src), at(src) + src.count);
     {
@@ -125,60 +125,8 @@ class MailTransport final : public Transport {
   std::vector<Pending> pending_;
 };
 
-// The C table over a MailTransport, completions handed over as they come.
-struct CTable {
-  MailTransport& t;
-  std::vector<Transport::Request> backlog;
-  static Range range(int buf, std::uint64_t off, std::uint64_t n) {
-    return Range{buf == GENCOLL_BUF_SEND ? Buf::send : buf == GENCOLL_BUF_RECV ? Buf::recv : Buf::tmp, off, n};
-  }
-  static CTable& self(void* c) { return *static_cast<CTable*>(c); }
-  gencoll_transport table() {
-    gencoll_transport g{};
-    g.ctx = this;
-    g.alloc_tmp = [](void* c, std::uint64_t n) {
-      self(c).t.alloc(n);
-      return 0;
-    };
-    g.isend = [](void* c, int peer, int tag, int buf, std::uint64_t off, std::uint64_t n, std::size_t* id) {
-      *id = self(c).t.isend(peer, static_cast<std::uint32_t>(tag), range(buf, off, n));
-      return 0;
-    };
-    g.irecv = [](void* c, int peer, int tag, int buf, std::uint64_t off, std::uint64_t n, std::size_t* id) {
-      *id = self(c).t.irecv(peer, static_cast<std::uint32_t>(tag), range(buf, off, n));
-      return 0;
-    };
-    g.wait_some = [](void* c, std::size_t* ids, std::size_t cap, std::size_t* n) {
-      CTable& a = self(c);
-      if (a.backlog.empty()) a.t.wait_some(a.backlog);
-      *n = std::min(cap, a.backlog.size());
-      std::copy_n(a.backlog.begin(), *n, ids);
-      a.backlog.erase(a.backlog.begin(), a.backlog.begin() + static_cast<std::ptrdiff_t>(*n));
-      return 0;
-    };
-    g.reduce = [](void* c, int ib, std::uint64_t io, int ob, std::uint64_t oo, std::uint64_t n) {
-      self(c).t.reduce(range(ib, io, n), range(ob, oo, n));
-      return 0;
-    };
-    g.copy = [](void* c, int sb, std::uint64_t so, int db, std::uint64_t d, std::uint64_t n) {
-      self(c).t.copy(range(sb, so, n), range(db, d, n));
-      return 0;
-    };
-    return g;
-  }
-};
-
 constexpr Collective kColls[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
                                  Collective::reduce};
-
-int abi_coll(Collective c) {
-  switch (c) {
-    case Collective::allgather: return GENCOLL_ALLGATHER;
-    case Collective::allreduce: return GENCOLL_ALLREDUCE;
-    case Collective::bcast: return GENCOLL_BCAST;
-    default: return GENCOLL_REDUCE;
-  }
-}
 
 Value input(int rank, std::uint64_t i, int round) { return rank * 1000 + static_cast<Value>(i) * 7 + round; }
 
@@ -189,14 +137,8 @@ void rank_main(int comm, int p, int rank, Mailbox& mb, ScheduleCache& shared, in
       for (Algorithm alg : algorithms_for(coll))
         for (int k : {2, 3, p})
           for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t(2 * p + 1)}) {
-            CollParams prm;
-            prm.coll = coll;
-            prm.alg = alg;
-            prm.p = p;
+            CollParams prm = make_params(coll, alg, p, k, n, (round + k) % p);
             prm.rank = rank;
-            prm.k = k;
-            prm.count = n;
-            prm.root = (round + k) % p;
             const bool allgather = coll == Collective::allgather, bcast = coll == Collective::bcast;
             std::vector<Value> send(bcast ? 0 : n), recv(allgather ? n * p : n, -1);
             if (!bcast)
@@ -206,9 +148,9 @@ void rank_main(int comm, int p, int rank, Mailbox& mb, ScheduleCache& shared, in
             MailTransport t(mb, rank, send, recv);
             const int abi = info(alg).abi;
             if ((round + k) % 2 == 1 && abi >= 0) {
-              CTable c{t, {}};
+              test::CTable c{t, {}};
               const gencoll_transport g = c.table();
-              const gencoll_call call{abi_coll(coll), abi, k, p, rank, prm.root, 1, n};
+              const gencoll_call call{test::abi_collective(coll), abi, k, p, rank, prm.root, 1, n};
               char err[256] = "";
               if (gencoll_mpich_run(&call, &g, err, sizeof err) != 0) fail(err, prm, comm);
             } else {

@@ -17,7 +17,7 @@ sources=("$srcdir/tests/threads/threads_check.cpp" "$srcdir"/coll/*.cpp "$srcdir
          "$srcdir/src/exec/executor.cpp" "$srcdir/src/cabi/bridge.cpp" "$srcdir/src/runtime/csel_file.cpp")
 stale=0
 [ -x "$bin" ] || stale=1
-for f in "${sources[@]}" "$srcdir"/src/*/*.hpp "$srcdir"/src/cabi/*.h "$srcdir"/coll/*.hpp; do
+for f in "${sources[@]}" "$srcdir"/src/*/*.hpp "$srcdir"/src/cabi/*.h "$srcdir"/coll/*.hpp "$srcdir"/tests/unit/c_transport.hpp; do
   [ "$f" -nt "$bin" ] && stale=1
 done
 if [ $stale = 1 ]; then

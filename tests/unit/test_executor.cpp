@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "coll/algorithms.hpp"
+#include "tests/unit/c_transport.hpp"
 #include "tests/unit/loopback.hpp"
 #include "src/cabi/gencoll_mpich.h"
 #include "src/exec/transport.hpp"
@@ -286,55 +287,6 @@ TEST_CASE("reduce_scatter_block gives each rank its block of the product, in ran
 
 namespace {
 
-// Forwards the callbacks to a LoopbackTransport, as MPICH's glue forwards them
-// to MPIC_Isend and friends; holds back completions beyond the caller's room.
-template <typename T>
-struct CAdapter {
-  LoopbackTransport<T>& lt;
-  std::vector<Transport::Request> backlog;
-
-  static Range range(int buf, std::uint64_t off, std::uint64_t count) {
-    const Buf b = buf == GENCOLL_BUF_SEND ? Buf::send : buf == GENCOLL_BUF_RECV ? Buf::recv : Buf::tmp;
-    return Range{b, off, count};
-  }
-  static CAdapter& self(void* ctx) { return *static_cast<CAdapter*>(ctx); }
-  gencoll_transport table() {
-    gencoll_transport t{};
-    t.ctx = this;
-    t.alloc_tmp = [](void* c, std::uint64_t n) {
-      Schedule s;
-      s.tmp_count = n;
-      self(c).lt.prepare(s);
-      return 0;
-    };
-    t.isend = [](void* c, int peer, int tag, int buf, std::uint64_t off, std::uint64_t n, std::size_t* id) {
-      *id = self(c).lt.isend(peer, static_cast<std::uint32_t>(tag), range(buf, off, n));
-      return 0;
-    };
-    t.irecv = [](void* c, int peer, int tag, int buf, std::uint64_t off, std::uint64_t n, std::size_t* id) {
-      *id = self(c).lt.irecv(peer, static_cast<std::uint32_t>(tag), range(buf, off, n));
-      return 0;
-    };
-    t.wait_some = [](void* c, std::size_t* ids, std::size_t cap, std::size_t* n) {
-      CAdapter& a = self(c);
-      if (a.backlog.empty()) a.lt.wait_some(a.backlog);
-      *n = std::min(cap, a.backlog.size());
-      std::copy_n(a.backlog.begin(), *n, ids);
-      a.backlog.erase(a.backlog.begin(), a.backlog.begin() + static_cast<std::ptrdiff_t>(*n));
-      return 0;
-    };
-    t.reduce = [](void* c, int ib, std::uint64_t io, int ob, std::uint64_t oo, std::uint64_t n) {
-      self(c).lt.reduce(range(ib, io, n), range(ob, oo, n));
-      return 0;
-    };
-    t.copy = [](void* c, int sb, std::uint64_t so, int db, std::uint64_t d, std::uint64_t n) {
-      self(c).lt.copy(range(sb, so, n), range(db, d, n));
-      return 0;
-    };
-    return t;
-  }
-};
-
 int c_alg(Algorithm a) {
   switch (a) {
     case Algorithm::knomial: return GENCOLL_KNOMIAL;
@@ -355,7 +307,7 @@ std::vector<std::vector<T>> run_all_c(gencoll_call call, std::vector<std::vector
       gencoll_call mine = call;
       mine.rank = r;
       LoopbackTransport<T> lt(mb, r, send[r], recv[r], op, r % 2 == 1);
-      CAdapter<T> a{lt, {}};
+      test::CTable a{lt, {}};
       const gencoll_transport t = a.table();
       char err[128] = "";
       rc[static_cast<std::size_t>(r)] = gencoll_mpich_run(&mine, &t, err, sizeof err);

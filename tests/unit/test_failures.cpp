@@ -14,6 +14,7 @@
 #include "coll/algorithms.hpp"
 #include "src/cabi/gencoll_mpich.h"
 #include "src/exec/transport.hpp"
+#include "tests/unit/c_transport.hpp"
 
 using namespace gencoll;
 
@@ -120,14 +121,6 @@ struct FailingCallbacks {
   }
 };
 
-int abi_coll(Collective c) {
-  switch (c) {
-    case Collective::allgather: return GENCOLL_ALLGATHER;
-    case Collective::allreduce: return GENCOLL_ALLREDUCE;
-    case Collective::bcast: return GENCOLL_BCAST;
-    default: return GENCOLL_REDUCE;
-  }
-}
 
 }  // namespace
 
@@ -168,7 +161,7 @@ TEST_CASE("the C entry point returns a callback's error unchanged, for every n, 
     if (prm.coll == Collective::reduce_scatter_block) continue;  // not in the C ABI
     const int abi = info(prm.alg).abi;
     if (abi < 0) continue;
-    const gencoll_call call{abi_coll(prm.coll), abi, prm.k, prm.p, prm.rank, prm.root, 1, prm.count};
+    const gencoll_call call{test::abi_collective(prm.coll), abi, prm.k, prm.p, prm.rank, prm.root, 1, prm.count};
     char err[256] = "";
     FailingCallbacks clean{0, 0};
     gencoll_transport t = clean.table();
