@@ -14,6 +14,9 @@ packages=(
   gnuplot-nox
   # tests/fuzz: libFuzzer, ASan and UBSan come with Debian's clang
   clang
+  # tests/ompi/debian_app.sh: an application from Debian's archive, built
+  # against Debian's Open MPI, run unchanged with the coll component
+  hpcc
 )
 
 missing=()
