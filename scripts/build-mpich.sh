@@ -17,7 +17,8 @@
 #   4. make install into the prefix, and configures MPICH's own test suite.
 #
 # The build is cached under a key of its inputs' content (source, patches,
-# registration, glue, options, this script): unchanged inputs skip straight to step 5, which always
+# registration, glue, C ABI header, options, this script; no path, so clones in
+# different directories share it): unchanged inputs skip straight to step 5, which always
 # refreshes libgencoll-mpich in the prefix (its ABI is part of the key).
 #
 # usage: build-mpich.sh [--source DIR|TARBALL] [--gencoll-build DIR] [--cache DIR]
@@ -82,8 +83,11 @@ configure_flags=(--with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr
   --with-datatype-engine=dataloop --with-pm=hydra
   --disable-fortran --disable-cxx --disable-romio --enable-shared --disable-static
   --enable-g=none --enable-fast=O2)
-cppflags="-I$repo/src/cabi"
-[ "$yield" = yes ] && cppflags="$cppflags -DMPIDI_CH4_PROGRESS_SCHED_YIELD"
+# No path of the checkout goes into the build (the C ABI header is copied in
+# beside the overlay), so the key is the inputs' content alone and clones in
+# different directories share one cached build.
+cppflags=""
+[ "$yield" = yes ] && cppflags="-DMPIDI_CH4_PROGRESS_SCHED_YIELD"
 
 patches=("$repo"/src/mpich/mpich-4.0.2-*.patch)
 registry=$("$registry_tool")
@@ -121,6 +125,7 @@ else
   log "registering gencoll's algorithms (src/mpich/register.py)"
   python3 "$repo/src/mpich/register.py" --registry "$work/registry.json" .
   cp -r "$repo/src/mpich/overlay/." .
+  cp "$repo/src/cabi/gencoll_mpich.h" src/mpi/coll/include/
   log "regenerating MPICH's generated files (autogen.sh)"
   ./autogen.sh -quick > "$work/autogen.log" 2>&1 || { tail -30 "$work/autogen.log" >&2; exit 1; }
   install_core
