@@ -69,6 +69,9 @@ static int gencoll_module_enable(mca_coll_base_module_t *module, struct ompi_com
 /* ---- the transport ------------------------------------------------------ */
 
 #define INLINE_REQUESTS 32
+/* Scratch up to this size lives in the call's frame: a small call allocates
+ * nothing. */
+#define INLINE_TMP_BYTES 512
 
 struct ctx {
     struct ompi_communicator_t *comm;
@@ -96,6 +99,13 @@ struct ctx {
     ompi_request_t *waiting_inline[INLINE_REQUESTS];
     int indices_inline[INLINE_REQUESTS];
     size_t backlog_inline[INLINE_REQUESTS];
+    union {                     /* aligned for any element type */
+        double d;
+        long double ld;
+        long long ll;
+        void *p;
+        char bytes[INLINE_TMP_BYTES];
+    } tmp_inline;
 };
 
 static char *addr(struct ctx *c, int buf, uint64_t offset)
@@ -119,6 +129,10 @@ static int alloc_tmp(void *vc, uint64_t count)
     if (count == 0 || (span > 0 && count - 1 > (uint64_t) ((PTRDIFF_MAX - true_extent) / span)))
         return OMPI_ERR_OUT_OF_RESOURCE;
     size_t bytes = (size_t) ((ptrdiff_t) (count - 1) * span + true_extent);
+    if (bytes <= sizeof(c->tmp_inline)) {
+        c->tmp_base = c->tmp_inline.bytes - true_lb;
+        return OMPI_SUCCESS;
+    }
     c->tmp = malloc(bytes > 0 ? bytes : 1);
     if (c->tmp == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
     c->tmp_base = c->tmp - true_lb;

@@ -14,6 +14,9 @@
 #include <string.h>
 
 #define GENCOLL_INLINE_REQUESTS 32
+/* Scratch up to this size lives in the call's frame: a small call then
+ * allocates nothing (MPICH's own algorithms malloc theirs every call). */
+#define GENCOLL_INLINE_TMP_BYTES 512
 
 struct gencoll_ctx {
     MPIR_Comm *comm_ptr;
@@ -34,6 +37,13 @@ struct gencoll_ctx {
     /* Where reqs and active start: a small call allocates nothing. */
     MPIR_Request *reqs_inline[GENCOLL_INLINE_REQUESTS];
     size_t active_inline[GENCOLL_INLINE_REQUESTS];
+    union {                     /* aligned for any element type */
+        double d;
+        long double ld;
+        long long ll;
+        void *p;
+        char bytes[GENCOLL_INLINE_TMP_BYTES];
+    } tmp_inline;
 };
 
 static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
@@ -62,9 +72,13 @@ static int gencoll_alloc_tmp(void *ctx, uint64_t count)
     MPIR_ERR_CHKANDJUMP(count == 0 || (span > 0 && count - 1 > (uint64_t) ((MPIR_AINT_MAX - true_extent) / span)),
                         mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPI_Aint bytes = ((MPI_Aint) count - 1) * span + true_extent;
-    c->tmp = MPL_malloc(bytes > 0 ? bytes : 1, MPL_MEM_COLL);
-    MPIR_ERR_CHKANDJUMP(!c->tmp, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    c->tmp_base = (char *) c->tmp - true_lb;
+    if (bytes <= (MPI_Aint) sizeof(c->tmp_inline)) {
+        c->tmp_base = c->tmp_inline.bytes - true_lb;
+    } else {
+        c->tmp = MPL_malloc(bytes > 0 ? bytes : 1, MPL_MEM_COLL);
+        MPIR_ERR_CHKANDJUMP(!c->tmp, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        c->tmp_base = (char *) c->tmp - true_lb;
+    }
   fn_fail:
     return mpi_errno;
 }
