@@ -246,13 +246,12 @@ int main(int argc, char** argv) {
   write_csv_header(csv);
   for (const auto& [p, row] : out.rows) write_csv_row(csv, row, p);
   ok = ok && write_file(stem + ".csv", csv.str());
+  const OmpiRules ompi = ompi_rules(out.rows, static_cast<int>(ompi_radix));
   ok = ok && write_file(stem + ".md", summary_markdown(out.tuned, m) +
                                           "\n## Open MPI coll_tuned rules (" + name + "-ompi-rules.conf)\n\n" +
                                           "The same sweep's fastest Open MPI algorithm per size, as " + name +
-                                          "-ompi.conf makes Open MPI read it.\n\n" +
-                                          ompi_rules(out.rows, static_cast<int>(ompi_radix)).table);
+                                          "-ompi.conf makes Open MPI read it.\n\n" + ompi.table);
   ok = ok && write_file(stem + "-picks.csv", picks_csv(out.tuned));
-  const OmpiRules ompi = ompi_rules(out.rows, static_cast<int>(ompi_radix));
   ok = ok && write_file(stem + "-ompi-rules.conf", ompi.rules);
   std::error_code ec;
   const std::filesystem::path rules_path = std::filesystem::absolute(stem + "-ompi-rules.conf", ec);

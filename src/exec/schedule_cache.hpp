@@ -33,8 +33,7 @@ class ScheduleCache {
     const CollParams prm = canonical(params);
     {
       const std::unique_lock<std::mutex> lock = guard();
-      for (const auto& [key, sched] : recent_)
-        if (key == prm) return sched;
+      if (auto hit = find(prm)) return hit;
     }
     auto entry = std::make_shared<CachedSchedule>();
     entry->schedule = generate(prm);
@@ -43,14 +42,19 @@ class ScheduleCache {
     const std::unique_lock<std::mutex> lock = guard();
     // Another thread may have generated the same schedule meanwhile: one
     // entry per key, so the capacity counts distinct schedules.
-    for (const auto& [key, other] : recent_)
-      if (key == prm) return other;
+    if (auto other = find(prm)) return other;
     recent_.emplace_front(prm, sched);
     if (recent_.size() > capacity_) recent_.pop_back();
     return sched;
   }
 
  private:
+  // The entry of canonical parameters `prm`, or null; the caller holds the lock.
+  std::shared_ptr<const CachedSchedule> find(const CollParams& prm) const {
+    for (const auto& [key, sched] : recent_)
+      if (key == prm) return sched;
+    return nullptr;
+  }
   // The lock, held only where other threads share the cache.
   std::unique_lock<std::mutex> guard() {
     return locked_ ? std::unique_lock<std::mutex>(mu_) : std::unique_lock<std::mutex>(mu_, std::defer_lock);
