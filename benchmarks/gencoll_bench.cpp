@@ -177,10 +177,7 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
-// Reductions run floats (MPI_SUM), the others bytes.
-bool reduces(Collective c) {
-  return c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block;
-}
+// Reductions (gencoll::reduces) run floats (MPI_SUM), the others bytes.
 
 // Sizes for one collective: reductions run whole floats.
 std::vector<std::size_t> sizes_for(Collective c, const Options& o) {
@@ -212,7 +209,7 @@ class Runner {
  public:
   Runner(const Options& o, int rank, int p, std::shared_ptr<CudaRuntime> cuda)
       : o_(o), rank_(rank), p_(p),
-        // reduce_scatter_block sends p blocks of the size
+        // reduce_scatter(_block) sends p blocks of the size
         send_(o.max_bytes * static_cast<std::size_t>(p), cuda),
         recv_(o.max_bytes * static_cast<std::size_t>(p), cuda) {}
   ~Runner() { free_comm(); }
@@ -243,6 +240,10 @@ class Runner {
       case Collective::reduce_scatter_block:
         MPI_Reduce_scatter_block(send_.data(), recv_.data(), n, MPI_FLOAT, MPI_SUM, comm_);
         break;
+      case Collective::reduce_scatter:  // every rank's block of the size, as the simulator models it
+        recvcounts_.assign(static_cast<std::size_t>(p_), n);
+        MPI_Reduce_scatter(send_.data(), recv_.data(), recvcounts_.data(), MPI_FLOAT, MPI_SUM, comm_);
+        break;
     }
   }
 
@@ -251,8 +252,8 @@ class Runner {
     const std::size_t n = reduces(c) ? bytes / sizeof(float) : bytes;
     long wrong = 0;
     if (reduces(c)) {
-      // reduce_scatter_block: p blocks in, this rank's block out.
-      const bool scatter = c == Collective::reduce_scatter_block;
+      // reduce_scatter(_block): p blocks in, this rank's block out.
+      const bool scatter = reduce_scatters(c);
       const std::size_t first = scatter ? static_cast<std::size_t>(rank_) * n : 0;
       std::vector<float> v(scatter ? n * static_cast<std::size_t>(p_) : n);
       for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((rank_ * 7 + i) % 13);
@@ -340,6 +341,7 @@ class Runner {
   int rank_, p_;
   Buffer send_, recv_;
   MPI_Comm comm_ = MPI_COMM_WORLD;
+  std::vector<int> recvcounts_;  // MPI_Reduce_scatter's, every block of the size
 };
 
 std::string mpi_name() {

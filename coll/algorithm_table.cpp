@@ -39,6 +39,9 @@ const std::vector<AlgorithmInfo> kInfos = {
      "reduce-scatter + allgather", "", ""},
     {A::reduce_scatter_gather, "reduce_scatter_gather", RadixRule::two, A::rabenseifner, -1,
      "reduce-scatter + gather", "", ""},
+    {A::recursive_halving, "recursive_halving", RadixRule::two, A::recursive_multiplying, -1, "recursive halving",
+     "", ""},
+    {A::pairwise, "pairwise", RadixRule::ranks, A::recursive_multiplying, -1, "pairwise exchange", "", ""},
 };
 
 // Seed 001 table I. Allreduce algorithms that reduce out of rank order need
@@ -74,9 +77,21 @@ const std::vector<Implementation> kImplementations = {
     {C::reduce_scatter_block, A::knomial, false, reduce_scatter_knomial},
     {C::reduce_scatter_block, A::binomial, false, reduce_scatter_knomial},
     {C::reduce_scatter_block, A::recursive_multiplying, true, reduce_scatter_recursive_multiplying},
-    {C::reduce_scatter_block, A::recursive_doubling, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter_block, A::recursive_halving, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter_block, A::pairwise, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter_block, A::permuted_recursive_multiplying, true,
+     reduce_scatter_permuted_recursive_multiplying},
     {C::reduce_scatter_block, A::kring, true, reduce_scatter_kring},
     {C::reduce_scatter_block, A::ring, true, reduce_scatter_kring},
+    // The same generators over blocks of recvcounts[i] elements. The permuted
+    // variant is not here: its in-place permutation moves blocks of one size.
+    {C::reduce_scatter, A::knomial, false, reduce_scatter_knomial},
+    {C::reduce_scatter, A::binomial, false, reduce_scatter_knomial},
+    {C::reduce_scatter, A::recursive_multiplying, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter, A::recursive_halving, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter, A::pairwise, true, reduce_scatter_recursive_multiplying},
+    {C::reduce_scatter, A::kring, true, reduce_scatter_kring},
+    {C::reduce_scatter, A::ring, true, reduce_scatter_kring},
 };
 
 }  // namespace
@@ -89,7 +104,9 @@ const AlgorithmInfo& info(Algorithm a) {
   return kInfos.front();  // unreachable: every enumerator has a row (tests/unit/test_algorithm_table.cpp)
 }
 
-bool module_collective(Collective c) { return c != Collective::reduce_scatter_block; }
+bool module_collective(Collective c) {
+  return c != Collective::reduce_scatter_block && c != Collective::reduce_scatter;
+}
 
 bool in_module(Algorithm a) { return info(info(a).family).abi >= 0; }
 

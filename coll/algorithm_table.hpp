@@ -20,7 +20,7 @@ namespace gencoll {
 enum class RadixRule {
   clamped,  // k in [2, p]: k > p means all ranks in one group or round
   two,      // fixed radix 2 (the binomial and recursive doubling baselines)
-  ranks,    // fixed radix p (the ring baseline: k-ring with one group)
+  ranks,    // fixed radix p (ring: k-ring with one group; pairwise: recursive multiplying in one round)
 };
 
 struct AlgorithmInfo {

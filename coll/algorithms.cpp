@@ -8,7 +8,9 @@
 namespace gencoll {
 
 namespace {
-constexpr const char* kCollNames[] = {"allgather", "allreduce", "bcast", "reduce", "reduce_scatter_block"};
+constexpr const char* kCollNames[] = {"allgather", "allreduce", "bcast", "reduce", "reduce_scatter_block",
+                                      "reduce_scatter"};
+static_assert(sizeof(kCollNames) / sizeof(kCollNames[0]) == kCollectiveCount, "a name for every collective");
 }  // namespace
 
 const char* to_string(Collective c) { return kCollNames[static_cast<int>(c)]; }
@@ -38,7 +40,8 @@ const std::vector<Algorithm>& all_algorithms() {
 
 const std::vector<Collective>& all_collectives() {
   static const std::vector<Collective> all{Collective::allgather, Collective::allreduce, Collective::bcast,
-                                           Collective::reduce, Collective::reduce_scatter_block};
+                                           Collective::reduce, Collective::reduce_scatter_block,
+                                           Collective::reduce_scatter};
   return all;
 }
 
@@ -66,7 +69,7 @@ bool requires_commutative(Collective c, Algorithm a) {
 
 int effective_radix(Algorithm a, int p, int k) {
   switch (info(a).radix) {
-    case RadixRule::ranks: return std::max(p, 1);
+    case RadixRule::ranks: return std::max(p, 2);  // as clamped radices: at least 2 (p = 1 runs nothing)
     case RadixRule::two: return 2;
     case RadixRule::clamped: break;
   }
@@ -75,6 +78,13 @@ int effective_radix(Algorithm a, int p, int k) {
 
 CollParams canonical(CollParams prm) {
   if (!has_radix(prm.alg) || prm.k >= 2) prm.k = effective_radix(prm.alg, prm.p, prm.k);
+  // Equal recvcounts are the uniform layout: one schedule and cache entry
+  // with the block-count form (and MPI_Reduce_scatter_block's schedule).
+  if (!prm.counts.empty() && static_cast<int>(prm.counts.size()) == prm.p &&
+      std::all_of(prm.counts.begin(), prm.counts.end(), [&](std::uint64_t c) { return c == prm.counts[0]; })) {
+    prm.count = prm.counts[0];
+    prm.counts.clear();
+  }
   return prm;
 }
 
@@ -86,6 +96,11 @@ Schedule generate(const CollParams& prm) {
     throw std::invalid_argument("root = " + std::to_string(prm.root) + ": need 0 <= root < p = " + std::to_string(prm.p));
   if (!supports(prm.coll, prm.alg))
     throw std::invalid_argument(std::string(to_string(prm.coll)) + " has no algorithm " + to_string(prm.alg));
+  if (!prm.counts.empty() && prm.coll != Collective::reduce_scatter)
+    throw std::invalid_argument(std::string(to_string(prm.coll)) + " takes no per-rank counts");
+  if (!prm.counts.empty() && static_cast<int>(prm.counts.size()) != prm.p)
+    throw std::invalid_argument(std::to_string(prm.counts.size()) + " recvcounts: need one per rank, p = " +
+                                std::to_string(prm.p));
   if (has_radix(prm.alg) && prm.k < 2)
     throw std::invalid_argument(std::string(to_string(prm.alg)) + ": radix k = " + std::to_string(prm.k) +
                                 ": need k >= 2 (k > p means p)");

@@ -11,6 +11,8 @@
 //   reduce_scatter_block: send[0, p*count) is this rank's vector of p blocks;
 //              recv[0, count) gets block `rank` of the reduction. MPI_IN_PLACE
 //              aliases send to recv[0, p*count).
+//   reduce_scatter: the same with block i of counts[i] elements (see
+//              CollParams::counts): send[0, sum) in, recv[0, counts[rank]) out.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +33,16 @@ const std::vector<Algorithm>& all_algorithms();
 const std::vector<Collective>& all_collectives();
 // The collectives' names joined by `sep` (messages naming what is valid).
 std::string collective_names(const std::string& sep = ", ");
+
+// MPI_Reduce_scatter_block and MPI_Reduce_scatter: count is a block of a
+// vector of p blocks, reduced; each rank gets its own.
+inline bool reduce_scatters(Collective c) {
+  return c == Collective::reduce_scatter_block || c == Collective::reduce_scatter;
+}
+// The collectives that combine data with an op.
+inline bool reduces(Collective c) {
+  return c == Collective::allreduce || c == Collective::reduce || reduce_scatters(c);
+}
 
 // Whether gencoll has this algorithm for this collective (seed 001 table I):
 // allgather/allreduce: all; bcast: all but permuted recursive multiplying;

@@ -20,6 +20,7 @@ Schedule reduce_knomial(const CollParams& prm);
 Schedule allgather_kbruck(const CollParams& prm);
 Schedule reduce_scatter_knomial(const CollParams& prm);
 Schedule reduce_scatter_recursive_multiplying(const CollParams& prm);
+Schedule reduce_scatter_permuted_recursive_multiplying(const CollParams& prm);
 Schedule reduce_scatter_kring(const CollParams& prm);
 Schedule allreduce_rabenseifner(const CollParams& prm);
 Schedule reduce_rabenseifner(const CollParams& prm);
@@ -32,5 +33,20 @@ void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayou
                        const std::vector<Handle>& own_ready, bool permuted);
 void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
                           const std::vector<std::vector<Handle>>& before);
+
+// The reduce-scatter dual to allgather `ag` (coll/dual.cpp): `ag` gathers the
+// blocks of `l` into its recv buffer (its own block copied there from its send
+// buffer, or no own block at all), with sends, receives, that copy and
+// permutations only. The dual reduces the vector of those blocks at `work`,
+// which holds this rank's contribution once `start` finished; the op must be
+// commutative.
+struct DualReduceScatter {
+  Range result;  // this rank's reduced block in `work` (empty when `ag` copies no own block)
+  // Per block: the steps that read or last wrote it; the block is final, and
+  // may be overwritten, once they finished.
+  std::vector<std::vector<Handle>> users;
+};
+DualReduceScatter emit_dual_reduce_scatter(ScheduleBuilder& b, const Schedule& ag, const BlockLayout& l,
+                                           ScheduleBuilder::Place work, Handle start);
 
 }  // namespace gencoll

@@ -12,11 +12,12 @@
 //   messages sent per rank (k | p): (g - 1) + (k - 1) g = p - 1.
 // Sends of blocks of size zero (count < p) are left out on both sides.
 //
-// Allreduce = reduce-scatter + allgather. The reduce-scatter is the allgather run
-// backwards: each block's spreading tree, reversed, becomes its reduction tree,
-// with partial results travelling towards the block's owner. Contributions meet in
-// ring order, so the result is correct only for commutative ops; every block is
-// reduced at one rank and then copied out, so all ranks hold the same bits.
+// Allreduce = reduce-scatter + allgather. The reduce-scatter is the allgather's
+// dual (coll/dual.cpp): each block's spreading tree, reversed, becomes its
+// reduction tree, with partial results travelling towards the block's owner.
+// Contributions meet in ring order, so the result is correct only for
+// commutative ops; every block is reduced at one rank and then copied out, so
+// all ranks hold the same bits.
 #include <algorithm>
 
 #include "coll/generators.hpp"
@@ -105,40 +106,14 @@ Schedule allgather_kring(const CollParams& prm) {
 
 Schedule allreduce_kring(const CollParams& prm) {
   const int p = prm.p, r = prm.rank;
-  const int k = prm.k;
   const BlockLayout l = BlockLayout::split(p, prm.count);
-
-  // The allgather's own steps, generated once to be replayed backwards.
-  ScheduleBuilder probe(r, p);
-  emit_kring_allgather(probe, k, l, std::vector<std::vector<Handle>>(p));
-  const Schedule ag = std::move(probe).finish();
+  ScheduleBuilder ag(r, p);
+  emit_kring_allgather(ag, prm.k, l, std::vector<std::vector<Handle>>(p));
 
   ScheduleBuilder b(r, p);
   const Handle start = b.copy(Range{Buf::send, 0, prm.count}, Range{Buf::recv, 0, prm.count});
-  // The last step that wrote each block (its partial result): always one step,
-  // so a flat array and two reused dependency lists, not a vector per block.
-  std::vector<Handle> last(p, start);
-  std::vector<std::vector<Handle>> before(p);  // reduce-scatter sends of each block, then its last step
-  std::vector<Handle> one(1), two(2);
-  const auto block_of = [&](const Range& x) {
-    return static_cast<int>(std::upper_bound(l.offset.begin(), l.offset.end(), x.offset) - l.offset.begin()) - 1;
-  };
-  for (auto it = ag.steps.rbegin(); it != ag.steps.rend(); ++it) {
-    if (it->kind == StepKind::send) {  // allgather sent x to peer: partial of x comes back
-      const int x = block_of(it->src);
-      const Range slot = b.scratch(it->src.count);
-      two[0] = last[x];
-      two[1] = b.recv(it->peer, slot);
-      last[x] = b.reduce(slot, it->src, two);
-    } else if (it->kind == StepKind::recv) {  // allgather received x from peer: send partial back
-      const int x = block_of(it->dst);
-      one[0] = last[x];
-      before[x].push_back(b.send(it->peer, it->dst, one));
-    }
-  }
-
-  for (int x = 0; x < p; ++x) before[x].push_back(last[x]);
-  emit_kring_allgather(b, k, l, before);
+  const DualReduceScatter rs = emit_dual_reduce_scatter(b, std::move(ag).finish(), l, {Buf::recv, 0}, start);
+  emit_kring_allgather(b, prm.k, l, rs.users);
   return std::move(b).finish();
 }
 

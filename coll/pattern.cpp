@@ -45,6 +45,13 @@ BlockLayout BlockLayout::uniform(int p, std::uint64_t count) {
   return l;
 }
 
+BlockLayout BlockLayout::sized(const std::vector<std::uint64_t>& counts) {
+  BlockLayout l;
+  l.offset.assign(counts.size() + 1, 0);
+  for (std::size_t b = 0; b < counts.size(); ++b) l.offset[b + 1] = l.offset[b] + counts[b];
+  return l;
+}
+
 BlockLayout BlockLayout::split(int p, std::uint64_t total) {
   BlockLayout l;
   l.offset.resize(static_cast<std::size_t>(p) + 1);

@@ -44,6 +44,7 @@ struct BlockLayout {
 
   static BlockLayout uniform(int p, std::uint64_t count);       // allgather
   static BlockLayout split(int p, std::uint64_t total);         // allreduce: sizes differ by <= 1
+  static BlockLayout sized(const std::vector<std::uint64_t>& counts);  // block b of counts[b]
   int blocks() const { return static_cast<int>(offset.size()) - 1; }
   std::uint64_t size(int b) const { return offset[b + 1] - offset[b]; }
   // Blocks [first, last) as one range of `buf`.

@@ -84,12 +84,12 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
     return b;
   }
   const double elem = opt.elem_bytes;
-  const double n = static_cast<double>(count) * elem;  // block (allgather, reduce_scatter_block) or vector bytes
+  const double n = static_cast<double>(count) * elem;  // block (allgather, reduce-scatters) or vector bytes
   // Every block leaves or enters a domain on its own: an allgather's u ranks
   // must take in the p - u blocks from outside, a reduce-scatter's must send
   // out (pre-reduced) the p - u blocks that belong outside; the model's links
   // are symmetric, so one term serves both.
-  const bool per_block = c == Collective::allgather || c == Collective::reduce_scatter_block;
+  const bool per_block = c == Collective::allgather || reduce_scatters(c);
   const int top = top_level(m, p);
 
   b.terms.push_back({"latency", m.levels[top].loggp.min_message_time()});
@@ -119,12 +119,12 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
       b.terms.push_back({"bandwidth:rank", bytes * G / ports});
     }
   }
-  if (c == Collective::allreduce || c == Collective::reduce || c == Collective::reduce_scatter_block) {
+  if (reduces(c)) {
     const bool dev = device_buffers(m, opt);
     const double gamma = dev ? m.local.reduce_device : m.local.reduce_host;
     // p - 1 reductions of every element, spread evenly: of the vector's
     // elements for allreduce and reduce, of p blocks for reduce-scatter.
-    const double vector = c == Collective::reduce_scatter_block ? p * n : n;
+    const double vector = reduce_scatters(c) ? p * n : n;
     b.terms.push_back({"reduction", (p - 1.0) / p * vector * gamma});
   }
   for (const BoundTerm& t : b.terms)

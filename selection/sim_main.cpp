@@ -44,7 +44,7 @@ Collective
   -a, --algorithm A     @ALGORITHMS@
                         (default recursive_multiplying)
   -k, --radix K         radix (default 2; ignored by @FIXED@)
-  -m, --size BYTES      bytes per rank block (allgather, reduce_scatter_block: as
+  -m, --size BYTES      bytes per rank block (allgather, reduce_scatter(_block): as
                         MPI's count) or of the vector (others); suffixes K, M, G
                         (powers of 1024). Default 1M
   --total BYTES         allgather: total gathered bytes (block = total / ranks)

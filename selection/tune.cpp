@@ -62,6 +62,7 @@ const char* inter_algorithm(Collective c) {
     case Collective::reduce: return "algorithm=MPIR_Reduce_inter_local_reduce_remote_send";
     case Collective::reduce_scatter_block:
       return "algorithm=MPIR_Reduce_scatter_block_inter_remote_reduce_local_scatter";
+    case Collective::reduce_scatter: return "algorithm=MPIR_Reduce_scatter_inter_remote_reduce_local_scatter";
   }
   return "";
 }

@@ -247,26 +247,37 @@ CheckReport check_reduce(const std::vector<Schedule>& schedules, std::uint64_t c
   return why.empty() ? rep : failed(rep, why);
 }
 
-CheckReport check_reduce_scatter_block(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
-                                       bool require_rank_order, const CheckOptions& opts) {
+CheckReport check_reduce_scatter(const std::vector<Schedule>& schedules, const std::vector<std::uint64_t>& counts,
+                                 bool in_place, bool require_rank_order, const CheckOptions& opts) {
   CheckReport rep;
   if (schedules.empty()) return failed(rep, "no schedules");
   fill_stats(schedules, rep);
   const int p = static_cast<int>(schedules.size());
-  const std::uint64_t total = count * static_cast<std::uint64_t>(p);
+  if (counts.size() != schedules.size())
+    return failed(rep, std::to_string(counts.size()) + " block counts for " + std::to_string(p) + " ranks");
+  std::vector<std::uint64_t> first(counts.size() + 1, 0);
+  for (std::size_t i = 0; i < counts.size(); ++i) first[i + 1] = first[i] + counts[i];
+  const std::uint64_t total = first.back();
   // In place, the caller's vector is the recv buffer, result at its start.
-  Buffers b = uniform(p, total, in_place ? total : count);
+  Buffers b = uniform(p, total, total);
+  if (!in_place)
+    for (int r = 0; r < p; ++r) b.recv[r] = counts[r];
   if (in_place) b.alias.assign(p, 0);
   std::uint64_t keysum;
   const TreeModel model = tree_model(p, opts.seed, !require_rank_order, keysum);
   Engine<TreeModel> eng(schedules, model, std::move(b), opts);
   if (!eng.run()) return failed(rep, eng.err);
   for (int r = 0; r < p; ++r) {
-    const std::string why =
-        check_reduced(eng, p, keysum, r, count, require_rank_order, -1, static_cast<std::uint64_t>(r) * count);
+    const std::string why = check_reduced(eng, p, keysum, r, counts[r], require_rank_order, -1, first[r]);
     if (!why.empty()) return failed(rep, why);
   }
   return rep;
+}
+
+CheckReport check_reduce_scatter_block(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
+                                       bool require_rank_order, const CheckOptions& opts) {
+  return check_reduce_scatter(schedules, std::vector<std::uint64_t>(schedules.size(), count), in_place,
+                              require_rank_order, opts);
 }
 
 CheckReport check(const CollParams& params, bool in_place, const CheckOptions& opts) {
@@ -290,6 +301,10 @@ CheckReport check(const CollParams& params, bool in_place, const CheckOptions& o
       return check_reduce(s, params.count, params.root, in_place, !params.commutative, opts);
     case Collective::reduce_scatter_block:
       return check_reduce_scatter_block(s, params.count, in_place, !params.commutative, opts);
+    case Collective::reduce_scatter:
+      return params.counts.empty()
+                 ? check_reduce_scatter_block(s, params.count, in_place, !params.commutative, opts)
+                 : check_reduce_scatter(s, params.counts, in_place, !params.commutative, opts);
   }
   return failed(CheckReport{}, "unknown collective");
 }

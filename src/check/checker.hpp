@@ -57,6 +57,9 @@ CheckReport check_reduce(const std::vector<Schedule>& schedules, std::uint64_t c
 // vector of p blocks is the recv buffer.
 CheckReport check_reduce_scatter_block(const std::vector<Schedule>& schedules, std::uint64_t count, bool in_place,
                                        bool require_rank_order, const CheckOptions& opts = {});
+// The same with rank r's block of counts[r] elements (MPI_Reduce_scatter).
+CheckReport check_reduce_scatter(const std::vector<Schedule>& schedules, const std::vector<std::uint64_t>& counts,
+                                 bool in_place, bool require_rank_order, const CheckOptions& opts = {});
 
 // Generates every rank's schedule with gencoll::generate() and checks them. Rank
 // order is required exactly when params.commutative is false; bcast ignores in_place.

@@ -5,11 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace gencoll {
 
-enum class Collective { allgather, allreduce, bcast, reduce, reduce_scatter_block };
-constexpr int kCollectiveCount = 5;
+enum class Collective { allgather, allreduce, bcast, reduce, reduce_scatter_block, reduce_scatter };
+constexpr int kCollectiveCount = 6;
 
 enum class Algorithm {
   knomial,                         // k-nomial tree (gather/reduce + bcast)
@@ -23,6 +24,8 @@ enum class Algorithm {
   rabenseifner,                    // reduce-scatter (recursive multiplying, halving) + allgather or gather
   reduce_scatter_allgather,        // baseline: MPICH's allreduce of that name, rabenseifner with k = 2
   reduce_scatter_gather,           // baseline: MPICH's reduce of that name, rabenseifner with k = 2
+  recursive_halving,               // baseline: reduce-scatter by recursive multiplying with k = 2
+  pairwise,                        // baseline: reduce-scatter by recursive multiplying with k = p
 };
 
 // The largest radix any binding or file accepts (2^30: far beyond any
@@ -36,7 +39,9 @@ struct CollParams {
   int p = 1;
   int rank = 0;
   int k = 2;                 // radix; ignored by the fixed-radix baselines
-  std::uint64_t count = 0;   // allgather, reduce_scatter_block: elements per block; others: vector length
+  // allgather, reduce_scatter_block: elements per block; reduce_scatter:
+  // elements per block when `counts` is empty; others: vector length.
+  std::uint64_t count = 0;
   int root = 0;
   bool commutative = true;   // of the reduction op; ignored by allgather
   // Reduce all blocks a rank receives in one round with one fold step (one
@@ -45,10 +50,16 @@ struct CollParams {
   // Recursive multiplying and k-nomial reductions; ignored elsewhere (a ring
   // step has one block). Changes no message.
   bool fold_rounds = false;
+  // reduce_scatter (MPI_Reduce_scatter's recvcounts): block i, the part of
+  // the vector rank i gets, has counts[i] elements (p entries). Empty: every
+  // block has `count` (canonical() makes equal counts so, and the simulator
+  // and tuner model the collective so). Empty for every other collective.
+  std::vector<std::uint64_t> counts;
 
   friend bool operator==(const CollParams& a, const CollParams& b) {
     return a.coll == b.coll && a.alg == b.alg && a.p == b.p && a.rank == b.rank && a.k == b.k &&
-           a.count == b.count && a.root == b.root && a.commutative == b.commutative && a.fold_rounds == b.fold_rounds;
+           a.count == b.count && a.root == b.root && a.commutative == b.commutative &&
+           a.fold_rounds == b.fold_rounds && a.counts == b.counts;
   }
 };
 

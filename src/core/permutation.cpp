@@ -95,7 +95,9 @@ std::string check(const PermutationSpec& spec) {
   return {};
 }
 
-std::vector<std::uint32_t> unit_destinations(const PermutationSpec& spec) {
+namespace {
+
+std::vector<std::uint32_t> forward_destinations(const PermutationSpec& spec) {
   switch (spec.form) {
     case PermutationSpec::Form::mixed_radix: return mixed_radix_destinations(spec);
     case PermutationSpec::Form::rotation: {
@@ -107,6 +109,17 @@ std::vector<std::uint32_t> unit_destinations(const PermutationSpec& spec) {
     case PermutationSpec::Form::table: return spec.dest;
   }
   return {};
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> unit_destinations(const PermutationSpec& spec) {
+  std::vector<std::uint32_t> dest = forward_destinations(spec);
+  if (!spec.inverse) return dest;
+  std::vector<std::uint32_t> back(dest.size());
+  for (std::size_t u = 0; u < dest.size(); ++u)
+    if (dest[u] < dest.size()) back[dest[u]] = static_cast<std::uint32_t>(u);
+  return back;
 }
 
 UnitCycles unit_cycles(const std::vector<std::uint32_t>& dest) {

@@ -23,6 +23,9 @@ struct PermutationSpec {
   };
   Form form = Form::mixed_radix;
   std::uint64_t unit_count = 0;  // elements per unit
+  // The permutation undone: the unit at dest[u] goes back to u (a
+  // reduce-scatter that is an allgather's dual reorders before its rounds).
+  bool inverse = false;
 
   // mixed_radix:
   std::vector<int> radices;       // radix of each round, far partner first

@@ -1,5 +1,5 @@
-// libgencoll-pmpi: intercepts MPI_Allgather, MPI_Allreduce, MPI_Bcast, MPI_Reduce and
-// MPI_Reduce_scatter_block of unmodified
+// libgencoll-pmpi: intercepts MPI_Allgather, MPI_Allreduce, MPI_Bcast, MPI_Reduce,
+// MPI_Reduce_scatter_block and MPI_Reduce_scatter of unmodified
 // programs (LD_PRELOAD) and runs the gencoll algorithm the GENCOLL_* environment
 // selects (a per-collective variable, else GENCOLL_SELECTION_FILE, per call);
 // everything else, and every call it cannot serve, goes to the MPI's own
@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "coll/algorithms.hpp"
 #include "src/runtime/config.hpp"
@@ -284,7 +285,8 @@ std::optional<Plan> decide(const Call& call) {
   return Plan{*alg, k, commutative};
 }
 
-int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
+// `counts`: MPI_Reduce_scatter's recvcounts (CollParams::counts), else empty.
+int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::uint64_t> counts = {}) {
   CommState& state = comm_state(call.comm);
   MPI_Comm pc = state.dup;
   CollParams prm;
@@ -296,6 +298,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
   prm.count = call.count;
   prm.commutative = plan.commutative;
   prm.root = call.root;
+  prm.counts = std::move(counts);
   if (g_config.debug && prm.rank == 0) {
     int size = 0;
     PMPI_Type_size(bufs.type, &size);
@@ -307,6 +310,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs) {
   std::uint64_t recv_count = call.count;
   if (call.coll == Collective::allgather) recv_count *= static_cast<std::uint64_t>(prm.p);
   if (call.coll == Collective::reduce && prm.rank != call.root) recv_count = 0;
+  if (!prm.counts.empty()) recv_count = prm.counts[static_cast<std::size_t>(prm.rank)];
   const BufferPlace place = buffer_place(bufs, recv_count, g_config, prm.rank == 0);
   prm.fold_rounds = fold_rounds_for(place.device());
   const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
@@ -508,6 +512,37 @@ int reduce_scatter_block_entry(const void* sendbuf, void* recvbuf, Count recvcou
   });
 }
 
+// MPI_Reduce_scatter: the selection sees the average block, as MPICH's
+// avg_msg_size does; the schedule gets every rank's block.
+template <typename Count, typename Native>
+int reduce_scatter_entry(const void* sendbuf, void* recvbuf, const Count recvcounts[], MPI_Datatype type, MPI_Op op,
+                         MPI_Comm comm, Native native) {
+  return guarded([&] {
+    int p = 0;
+    if (is_inter(comm) || PMPI_Comm_size(comm, &p) != MPI_SUCCESS || recvcounts == nullptr) return native();
+    std::vector<std::uint64_t> counts(static_cast<std::size_t>(p));
+    std::uint64_t total = 0;
+    for (int i = 0; i < p; ++i) {
+      if (recvcounts[i] < 0) return native();  // the MPI reports the error
+      counts[i] = static_cast<std::uint64_t>(recvcounts[i]);
+      total += counts[i];
+    }
+    if (total == 0) return native();
+    const Call call{Collective::reduce_scatter, comm, total / static_cast<std::uint64_t>(p), type, op,
+                    sendbuf == MPI_IN_PLACE, 0};
+    const std::optional<Plan> plan = decide(call);
+    if (!plan) return native();
+    PmpiBuffers b;
+    b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // in place, recvbuf holds the whole vector
+    b.send_count = total;
+    b.send_type = type;
+    b.recv = recvbuf;
+    b.type = type;
+    b.op = op;
+    return run(call, *plan, b, std::move(counts));
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -540,6 +575,13 @@ int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount, 
   });
 }
 
+int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype type, MPI_Op op,
+                       MPI_Comm comm) {
+  return reduce_scatter_entry(sendbuf, recvbuf, recvcounts, type, op, comm, [&] {
+    return PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, type, op, comm);
+  });
+}
+
 // MPI-4's large-count versions, where the MPI has them (MPICH 4; Open MPI
 // 4.1 is MPI-3.1).
 #if MPI_VERSION >= 4
@@ -569,6 +611,13 @@ int MPI_Reduce_scatter_block_c(const void* sendbuf, void* recvbuf, MPI_Count rec
                                MPI_Comm comm) {
   return reduce_scatter_block_entry(sendbuf, recvbuf, recvcount, type, op, comm, [&] {
     return PMPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, type, op, comm);
+  });
+}
+
+int MPI_Reduce_scatter_c(const void* sendbuf, void* recvbuf, const MPI_Count recvcounts[], MPI_Datatype type,
+                         MPI_Op op, MPI_Comm comm) {
+  return reduce_scatter_entry(sendbuf, recvbuf, recvcounts, type, op, comm, [&] {
+    return PMPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, type, op, comm);
   });
 }
 #endif

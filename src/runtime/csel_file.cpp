@@ -160,7 +160,9 @@ constexpr const char* kKnownConditions =
     "is_block_regular=, is_node_consecutive=, is_multi_threaded= (yes|no), or a leaf algorithm=<name> / "
     "composition=<name>";
 
-const char* const kGencollColls[] = {"Allgather", "Allreduce", "Bcast", "Reduce", "Reduce_scatter_block"};  // by Collective
+const char* const kGencollColls[] = {"Allgather", "Allreduce", "Bcast", "Reduce", "Reduce_scatter_block",
+                                     "Reduce_scatter"};  // by Collective
+static_assert(sizeof(kGencollColls) / sizeof(kGencollColls[0]) == kCollectiveCount, "a name for every collective");
 
 // Turns the JSON tree into Nodes, collecting every problem with the key that has it.
 class Parser {

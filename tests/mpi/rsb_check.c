@@ -1,14 +1,17 @@
 /*
- * rsb_check.c - MPI integration test for MPI_Reduce_scatter_block.
+ * rsb_check.c - MPI integration test for MPI_Reduce_scatter_block and
+ * MPI_Reduce_scatter.
  *
  * Every rank checks every element of its block against a reference computed
  * locally from the generator all ranks share: int SUM and MAX, long long
  * BXOR, double SUM (within a bound: the reduction order is the algorithm's),
  * and a user-defined non-commutative op (2x2 integer matrix product modulo a
  * prime, whose result fixes the rank order), each with separate buffers and
- * with MPI_IN_PLACE, over block counts from 1 to beyond one page, and the
- * send buffer checked unchanged. The algorithm under test is whatever the MPI
- * or a preloaded library picks (GENCOLL_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM).
+ * with MPI_IN_PLACE, over block counts from 1 to beyond one page (and, for
+ * MPI_Reduce_scatter, uneven recvcounts with empty blocks), and the send
+ * buffer checked unchanged. The algorithm under test is whatever the MPI or a
+ * preloaded library picks (GENCOLL_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM,
+ * GENCOLL_REDUCE_SCATTER_INTRA_ALGORITHM).
  *
  * Output: failures, then "rsb_check: p=P N cases, F failures"; exit status
  * 1 on any failure. -q prints only the summary.
@@ -43,12 +46,14 @@ static void *xmalloc(size_t n)
     return p;
 }
 
+static const char *g_call = "MPI_Reduce_scatter_block";
+
 static void report(const char *what, int count, int in_place, long idx, const char *detail)
 {
     ++g_fail;
     if (!g_quiet || g_fail <= 8)
-        printf("rsb_check FAIL rank %d: %s count=%d in_place=%d element %ld: %s\n", g_rank, what, count, in_place,
-               idx, detail);
+        printf("rsb_check FAIL rank %d: %s %s count=%d in_place=%d element %ld: %s\n", g_rank, g_call, what, count,
+               in_place, idx, detail);
 }
 
 /* ---- the non-commutative op: 2x2 matrices modulo a prime ---- */
@@ -76,9 +81,16 @@ static void mat_of(int r, long i, int m[4])
 enum kind { K_INT_SUM, K_INT_MAX, K_LL_BXOR, K_DBL_SUM, K_MAT, K_COUNT };
 static const char *kind_name[K_COUNT] = {"int SUM", "int MAX", "long long BXOR", "double SUM", "matrix product"};
 
-static void run(enum kind k, int count, int in_place, MPI_Datatype mat_t, MPI_Op mat_op)
+/* counts[r]: rank r's block; block_form: all equal, call MPI_Reduce_scatter_block. */
+static void run(enum kind k, const int *counts, int block_form, int in_place, MPI_Datatype mat_t, MPI_Op mat_op)
 {
-    const long total = (long)count * g_p;
+    long total = 0, first = 0;
+    for (int r = 0; r < g_p; ++r) {
+        if (r == g_rank) first = total;
+        total += counts[r];
+    }
+    const int count = counts[g_rank];
+    g_call = block_form ? "MPI_Reduce_scatter_block" : "MPI_Reduce_scatter";
     size_t elem = k == K_INT_SUM || k == K_INT_MAX ? sizeof(int) : k == K_MAT ? 4 * sizeof(int) : 8;
     unsigned char *send = xmalloc(total * elem), *copy = xmalloc(total * elem), *recv = xmalloc(total * elem);
     for (long i = 0; i < total; ++i) {
@@ -98,10 +110,12 @@ static void run(enum kind k, int count, int in_place, MPI_Datatype mat_t, MPI_Op
     int rc;
     if (in_place) {
         memcpy(recv, send, total * elem);
-        rc = MPI_Reduce_scatter_block(MPI_IN_PLACE, recv, count, dt, op, MPI_COMM_WORLD);
+        rc = block_form ? MPI_Reduce_scatter_block(MPI_IN_PLACE, recv, count, dt, op, MPI_COMM_WORLD)
+                        : MPI_Reduce_scatter(MPI_IN_PLACE, recv, counts, dt, op, MPI_COMM_WORLD);
     } else {
         memset(recv, 0xA5, total * elem);
-        rc = MPI_Reduce_scatter_block(send, recv, count, dt, op, MPI_COMM_WORLD);
+        rc = block_form ? MPI_Reduce_scatter_block(send, recv, count, dt, op, MPI_COMM_WORLD)
+                        : MPI_Reduce_scatter(send, recv, counts, dt, op, MPI_COMM_WORLD);
     }
     ++g_cases;
     char detail[160];
@@ -110,7 +124,7 @@ static void run(enum kind k, int count, int in_place, MPI_Datatype mat_t, MPI_Op
         report(kind_name[k], count, in_place, -1, detail);
     }
     for (long e = 0; e < count && rc == MPI_SUCCESS; ++e) {
-        const long i = (long)g_rank * count + e;
+        const long i = first + e;
         int bad = 0;
         if (k == K_INT_SUM || k == K_INT_MAX) {
             long long ref = k == K_INT_SUM ? 0 : (long long)INT32_MIN;
@@ -180,10 +194,24 @@ int main(int argc, char **argv)
     MPI_Op mat_op;
     MPI_Op_create(matmul, 0, &mat_op);
 
-    const int counts[] = {1, 2, 3, 7, 64, 1031};
+    const int sizes[] = {1, 2, 3, 7, 64, 1031};
+    int *counts = xmalloc(sizeof(int) * g_p);
     for (int k = 0; k < K_COUNT; ++k)
-        for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c)
-            for (int in_place = 0; in_place < 2; ++in_place) run((enum kind)k, counts[c], in_place, mat_t, mat_op);
+        for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c)
+            for (int in_place = 0; in_place < 2; ++in_place)
+                for (int block_form = 0; block_form < 2; ++block_form) {
+                    for (int r = 0; r < g_p; ++r) counts[r] = sizes[c];
+                    run((enum kind)k, counts, block_form, in_place, mat_t, mat_op);
+                }
+    /* Uneven recvcounts: some blocks empty; growing with the rank; all in the last block. */
+    for (int k = 0; k < K_COUNT; ++k)
+        for (int pattern = 0; pattern < 3; ++pattern)
+            for (int in_place = 0; in_place < 2; ++in_place) {
+                for (int r = 0; r < g_p; ++r)
+                    counts[r] = pattern == 0 ? (r * 5 + 2) % 4 * 3 : pattern == 1 ? 17 * (r + 1) : (r == g_p - 1) * 9;
+                run((enum kind)k, counts, 0, in_place, mat_t, mat_op);
+            }
+    free(counts);
 
     MPI_Op_free(&mat_op);
     MPI_Type_free(&mat_t);

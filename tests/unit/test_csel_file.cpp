@@ -389,7 +389,8 @@ TEST_CASE("the file of tests/mpich/json_select.sh makes the choices that test ex
         if (b <= 1024) return {Algorithm::knomial, 5};
         return {Algorithm::recursive_multiplying, 3};
       case Collective::reduce: return {Algorithm::knomial, 3};
-      case Collective::reduce_scatter_block: break;  // the file has none (the MPICH module serves none)
+      case Collective::reduce_scatter_block:
+      case Collective::reduce_scatter: break;  // the file has none (the MPICH module serves none)
     }
     return {Algorithm::binomial, 0};
   };

@@ -167,7 +167,7 @@ TEST_CASE("allreduce with a non-commutative op reduces in rank order on every ra
     for (int p = 1; p <= 12; ++p)
       for (int k : radices_for(p))
         for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t(p + 1), std::uint64_t{37}}) {
-          CollParams prm{Collective::allreduce, alg, p, 0, k, n, 0, false};
+          CollParams prm{Collective::allreduce, alg, p, 0, k, n, 0, false, false, {}};
           prm.fold_rounds = n == 37;  // folded rounds run pairwise on a host transport
           std::vector<std::vector<Mat>> in(p, std::vector<Mat>(n));
           for (int r = 0; r < p; ++r)
@@ -187,7 +187,7 @@ TEST_CASE("allreduce of doubles gives the same bits on every rank", "[executor]"
     for (int p : {2, 3, 5, 6, 7, 9, 12})
       for (int k : radices_for(p)) {
         const std::uint64_t n = 2 * p + 3;
-        CollParams prm{Collective::allreduce, alg, p, 0, k, n, 0, true};
+        CollParams prm{Collective::allreduce, alg, p, 0, k, n, 0, true, false, {}};
         std::vector<std::vector<double>> in(p, std::vector<double>(n));
         for (int r = 0; r < p; ++r)
           for (std::uint64_t i = 0; i < n; ++i) in[r][i] = 1.0 / (3.0 + r * 7.0 + i) * (r % 2 ? 1e8 : 1e-3);
@@ -207,7 +207,7 @@ TEST_CASE("allgather delivers every block to every rank", "[executor]") {
     for (int p = 1; p <= 12; ++p)
       for (int k : radices_for(p))
         for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t{5}}) {
-          CollParams prm{Collective::allgather, alg, p, 0, k, n, 0, true};
+          CollParams prm{Collective::allgather, alg, p, 0, k, n, 0, true, false, {}};
           std::vector<std::vector<std::int64_t>> in(p, std::vector<std::int64_t>(n));
           for (int r = 0; r < p; ++r)
             for (std::uint64_t i = 0; i < n; ++i) in[r][i] = r * 1000 + std::int64_t(i);
@@ -225,7 +225,7 @@ TEST_CASE("bcast delivers the root's buffer for every root", "[executor]") {
         for (int root = 0; root < p; ++root)
           for (std::uint64_t n : {std::uint64_t{1}, std::uint64_t(p - 1), std::uint64_t(3 * p + 2)}) {
             if (n == 0) continue;
-            CollParams prm{Collective::bcast, alg, p, 0, k, n, root, true};
+            CollParams prm{Collective::bcast, alg, p, 0, k, n, root, true, false, {}};
             std::vector<std::vector<std::int64_t>> buf(p, std::vector<std::int64_t>(n, -1));
             for (std::uint64_t i = 0; i < n; ++i) buf[root][i] = 7 * std::int64_t(i) + root;
             auto out = run_all<std::int64_t>(prm, std::vector<std::vector<std::int64_t>>(p), buf,
@@ -243,7 +243,7 @@ TEST_CASE("reduce with a non-commutative op gives the rank-ordered product at ev
           for (bool commutative : {false, true}) {
             if (!commutative && requires_commutative(Collective::reduce, alg)) continue;  // the MPI's call
             const std::uint64_t n = p + 2;
-            CollParams prm{Collective::reduce, alg, p, 0, k, n, root, commutative};
+            CollParams prm{Collective::reduce, alg, p, 0, k, n, root, commutative, false, {}};
             std::vector<std::vector<Mat>> in(p, std::vector<Mat>(n));
             for (int r = 0; r < p; ++r)
               for (std::uint64_t i = 0; i < n; ++i)  // diagonal matrices commute
@@ -268,7 +268,7 @@ TEST_CASE("reduce_scatter_block gives each rank its block of the product, in ran
           if (!commutative && requires_commutative(Collective::reduce_scatter_block, alg)) continue;
           const std::uint64_t n = 3;  // per block
           const std::uint64_t total = n * static_cast<std::uint64_t>(p);
-          CollParams prm{Collective::reduce_scatter_block, alg, p, 0, k, n, 0, commutative};
+          CollParams prm{Collective::reduce_scatter_block, alg, p, 0, k, n, 0, commutative, false, {}};
           std::vector<std::vector<Mat>> in(p, std::vector<Mat>(total));
           for (int r = 0; r < p; ++r)
             for (std::uint64_t i = 0; i < total; ++i)  // diagonal matrices commute
@@ -280,6 +280,37 @@ TEST_CASE("reduce_scatter_block gives each rank its block of the product, in ran
           INFO(to_string(alg) << " p=" << p << " k=" << k << " commutative=" << commutative);
           for (int r = 0; r < p; ++r)
             REQUIRE(std::equal(out[r].begin(), out[r].end(), expect.begin() + static_cast<std::ptrdiff_t>(r * n)));
+        }
+}
+
+TEST_CASE("reduce_scatter gives each rank its block of recvcounts[rank] elements, empty blocks included",
+          "[executor]") {
+  for (Algorithm alg : algorithms_for(Collective::reduce_scatter))
+    for (int p = 2; p <= 9; ++p)
+      for (int k : radices_for(p))
+        for (bool commutative : {false, true}) {
+          if (!commutative && requires_commutative(Collective::reduce_scatter, alg)) continue;
+          CollParams prm{Collective::reduce_scatter, alg, p, 0, k, 0, 0, commutative, false, {}};
+          std::vector<std::uint64_t> first{0};
+          for (int r = 0; r < p; ++r) {
+            prm.counts.push_back(static_cast<std::uint64_t>((r * 5 + 2) % 4));  // 2, 3, 0, 1, 2, ...
+            first.push_back(first.back() + prm.counts.back());
+          }
+          const std::uint64_t total = first.back();
+          std::vector<std::vector<Mat>> in(p, std::vector<Mat>(total)), recv(p);
+          for (int r = 0; r < p; ++r) {
+            recv[r].resize(prm.counts[r]);
+            for (std::uint64_t i = 0; i < total; ++i)
+              in[r][i] = commutative ? Mat{r + 2 + std::int64_t(i), 0, 0, r + 1} : Mat{r + 2 + std::int64_t(i), 1, 1, 0};
+          }
+          std::vector<Mat> expect = in[0];
+          for (int r = 1; r < p; ++r)
+            for (std::uint64_t i = 0; i < total; ++i) expect[i] = mul(expect[i], in[r][i]);
+          auto out = run_all<Mat>(prm, in, recv, mul);
+          INFO(to_string(alg) << " p=" << p << " k=" << k << " commutative=" << commutative);
+          for (int r = 0; r < p; ++r)
+            REQUIRE(std::equal(out[r].begin(), out[r].end(), expect.begin() + static_cast<std::ptrdiff_t>(first[r]),
+                               expect.begin() + static_cast<std::ptrdiff_t>(first[r + 1])));
         }
 }
 

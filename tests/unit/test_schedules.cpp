@@ -34,6 +34,10 @@ std::string describe(const CollParams& prm, bool in_place) {
   os << to_string(prm.coll) << " " << to_string(prm.alg) << " p=" << prm.p << " k=" << prm.k
      << " count=" << prm.count << " root=" << prm.root << " in_place=" << in_place
      << " commutative=" << prm.commutative << (prm.fold_rounds ? " fold_rounds" : "");
+  if (!prm.counts.empty()) {
+    os << " counts=";
+    for (std::size_t i = 0; i < prm.counts.size(); ++i) os << (i ? "," : "") << prm.counts[i];
+  }
   return os.str();
 }
 
@@ -53,7 +57,8 @@ bool same_schedule(const Schedule& a, const Schedule& b) {
   for (std::size_t i = 0; i < a.perms.size(); ++i) {
     const PermutationSpec &x = a.perms[i], &y = b.perms[i];
     if (x.form != y.form || x.radices != y.radices || x.new_rank != y.new_rank || x.unit_begin != y.unit_begin ||
-        x.unit_count != y.unit_count || x.units != y.units || x.shift != y.shift || x.dest != y.dest)
+        x.unit_count != y.unit_count || x.units != y.units || x.shift != y.shift || x.dest != y.dest ||
+        x.inverse != y.inverse)
       return false;
   }
   return true;
@@ -70,6 +75,7 @@ struct Task {
   std::uint64_t max_volume = 0;  // skip schedule sets moving or holding more elements (0: no limit)
   std::vector<std::uint64_t> seeds{0};  // CheckOptions::seed values to run
   bool fold = false;                     // CollParams::fold_rounds
+  std::vector<std::uint64_t> counts;     // CollParams::counts (reduce_scatter)
 };
 
 struct Outcome {
@@ -86,6 +92,7 @@ Outcome run_task(const Task& t) {
   for (int k : t.ks) {
     CollParams prm = params(t.coll, t.alg, t.p, k, t.count, t.root);
     prm.fold_rounds = t.fold;
+    prm.counts = t.counts;
     try {
       std::vector<Schedule> s;
       for (prm.rank = 0; prm.rank < t.p; ++prm.rank) s.push_back(generate(prm));
@@ -115,6 +122,10 @@ Outcome run_task(const Task& t) {
             case Collective::reduce: rep = check_reduce(s, t.count, t.root, in_place, !prm.commutative, opt); break;
             case Collective::reduce_scatter_block:
               rep = check_reduce_scatter_block(s, t.count, in_place, !prm.commutative, opt);
+              break;
+            case Collective::reduce_scatter:
+              rep = t.counts.empty() ? check_reduce_scatter_block(s, t.count, in_place, !prm.commutative, opt)
+                                     : check_reduce_scatter(s, t.counts, in_place, !prm.commutative, opt);
               break;
           }
           if (!rep.ok)
@@ -184,11 +195,25 @@ void report(const std::vector<Task>& tasks) {
 // with an empty block (p - 1) and one with blocks of 2 and 3 elements (2p + 3).
 std::vector<std::uint64_t> counts_for(Collective c, int p) {
   const auto n = [](int x) { return static_cast<std::uint64_t>(x); };
-  if (c == Collective::allgather || c == Collective::reduce_scatter_block) return {1, 3};
+  if (c == Collective::allgather || reduce_scatters(c)) return {1, 3};
   if (c == Collective::bcast || c == Collective::reduce) return {n(std::max(p - 1, 1)), n(2 * p + 3)};
   std::vector<std::uint64_t> v{1, n(p + 1), n(2 * p + 3)};
   if (p - 1 > 1) v.push_back(n(p - 1));
   return v;
+}
+
+// Block sizes for MPI_Reduce_scatter that are not all equal (equal ones are
+// the block form, canonical() says): 0..3 elements in a pattern that
+// leaves some blocks empty, 1..p elements, everything in the last block.
+std::vector<std::vector<std::uint64_t>> uneven_counts(int p) {
+  std::vector<std::vector<std::uint64_t>> out(3, std::vector<std::uint64_t>(static_cast<std::size_t>(p), 0));
+  for (int i = 0; i < p; ++i) {
+    out[0][i] = static_cast<std::uint64_t>((i * 7 + 3) % 4);
+    out[1][i] = static_cast<std::uint64_t>(i + 1);
+  }
+  out[2][static_cast<std::size_t>(p - 1)] = 5;
+  if (p == 1) out.resize(1);  // one block: never uneven
+  return out;
 }
 
 // Roots for the rooted collectives: first, last and middle rank (both of which
@@ -209,7 +234,11 @@ std::vector<Task> small_tasks(Collective c, int max_p = 64, std::vector<std::uin
       if (has_radix(a))
         for (int k = 3; k <= p + 1; ++k) ks.push_back(k);
       for (std::uint64_t n : counts_for(c, p))
-        for (int root : roots_for(c, p)) tasks.push_back(Task{c, a, p, n, root, ks, 0, seeds});
+        for (int root : roots_for(c, p)) tasks.push_back(Task{c, a, p, n, root, ks, 0, seeds, false, {}});
+      if (c != Collective::reduce_scatter) continue;
+      // MPI_Reduce_scatter's recvcounts: uneven, with empty blocks, and all in one block.
+      for (const std::vector<std::uint64_t>& counts : uneven_counts(p))
+        tasks.push_back(Task{c, a, p, 0, 0, ks, 0, seeds, false, counts});
     }
   }
   return tasks;
@@ -228,10 +257,9 @@ std::vector<Task> large_tasks(bool huge) {
         std::vector<int> ks{2};
         if (has_radix(a)) ks = {2, 3, 4, 7, 16, p};
         std::vector<std::uint64_t> counts{1, 3};
-        if (c != Collective::allgather && c != Collective::reduce_scatter_block)
-          counts = {1, static_cast<std::uint64_t>(p + 1)};
+        if (c != Collective::allgather && !reduce_scatters(c)) counts = {1, static_cast<std::uint64_t>(p + 1)};
         const int root = c == Collective::bcast || c == Collective::reduce ? p / 3 : 0;
-        for (std::uint64_t n : counts) tasks.push_back(Task{c, a, p, n, root, ks, std::uint64_t{1} << 22});
+        for (std::uint64_t n : counts) tasks.push_back(Task{c, a, p, n, root, ks, std::uint64_t{1} << 22, {0}, false, {}});
       }
     }
   }
@@ -296,6 +324,11 @@ TEST_CASE("reduce generators pass the checker for p <= 64, every k and three roo
 TEST_CASE("reduce_scatter_block generators pass the checker for p <= 64 and every k",
           "[schedules][reduce_scatter_block]") {
   report(small_tasks(Collective::reduce_scatter_block));
+}
+
+TEST_CASE("reduce_scatter generators pass the checker for p <= 64, every k and uneven counts",
+          "[schedules][reduce_scatter]") {
+  report(small_tasks(Collective::reduce_scatter));
 }
 
 TEST_CASE("generators pass the checker in randomised orders for p <= 20", "[schedules][random]") {
