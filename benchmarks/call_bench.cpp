@@ -77,7 +77,7 @@ int main() {
               "executor_ns");
   for (const int p : {2, 8}) {
     for (const Case& c : cases) {
-      gencoll_call call{c.coll, c.alg, 2, p, c.rank, 0, 1, 1};
+      gencoll_call call{c.coll, c.alg, 2, p, c.rank, 0, 1, 1, nullptr};
       char err[256];
       const double run = ns_per_call([&] {
         if (gencoll_mpich_run(&call, &t, err, sizeof err) != 0) std::fprintf(stderr, "call_bench: %s\n", err);

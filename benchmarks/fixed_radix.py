@@ -29,7 +29,8 @@ PAIRS = {
                   ("rabenseifner:2", "reduce_scatter_allgather|rabenseifner")],
     "bcast": [("knomial:2", "binomial")],
     "reduce": [("knomial:2", "binomial"), ("rabenseifner:2", "reduce_scatter_gather|rabenseifner")],
-    "reduce_scatter_block": [("recursive_multiplying:2", "recursive_halving"), ("kring:p", "pairwise")],
+    "reduce_scatter_block": [("recursive_multiplying:2", "recursive_halving"), ("recursive_multiplying:p", "pairwise")],
+    "reduce_scatter": [("recursive_multiplying:2", "recursive_halving"), ("recursive_multiplying:p", "pairwise")],
 }
 
 

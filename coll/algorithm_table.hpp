@@ -51,7 +51,8 @@ struct Implementation {
 const std::vector<AlgorithmInfo>& algorithm_infos();
 const AlgorithmInfo& info(Algorithm a);
 // The collectives the MPICH module serves (it registers gencoll's algorithms
-// for them); the interposition library serves every collective.
+// for them): all of them today. A collective the interposition library
+// serves first is left out here until the module registers it.
 bool module_collective(Collective c);
 // Whether the MPICH module runs the algorithm (itself or, for a baseline, its
 // family at the baseline's radix), and for `c`: what a tuned selection file

@@ -84,6 +84,8 @@ CollParams canonical(CollParams prm) {
       std::all_of(prm.counts.begin(), prm.counts.end(), [&](std::uint64_t c) { return c == prm.counts[0]; })) {
     prm.count = prm.counts[0];
     prm.counts.clear();
+  } else if (!prm.counts.empty()) {
+    prm.count = 0;  // the counts say it all: one cache entry whatever a binding put here
   }
   return prm;
 }

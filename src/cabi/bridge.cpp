@@ -131,11 +131,14 @@ bool same_call(const gencoll_call& a, const gencoll_call& b) {
 }
 
 constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
-                                       Collective::reduce};
+                                       Collective::reduce, Collective::reduce_scatter_block,
+                                       Collective::reduce_scatter};
+static_assert(sizeof(kCollectives) / sizeof(kCollectives[0]) == GENCOLL_COLL_COUNT, "enum gencoll_coll");
+static_assert(static_cast<int>(Collective::reduce_scatter) == GENCOLL_REDUCE_SCATTER, "the ABI numbers are the enum's");
 
 static_assert(GENCOLL_MAX_RADIX == kMaxRadix, "one radix limit for the module and the library");
 
-bool valid_coll(int c) { return c >= 0 && c < 4; }
+bool valid_coll(int c) { return c >= 0 && c < GENCOLL_COLL_COUNT; }
 // The module's algorithm numbers are the table's ABI numbers.
 bool valid_alg(int a) { return info_for_abi(a) != nullptr; }
 Algorithm abi_algorithm(int a) { return info_for_abi(a)->alg; }
@@ -162,6 +165,10 @@ std::shared_ptr<const CachedSchedule> checked_schedule(const gencoll_call* call,
     throw std::invalid_argument(std::string(to_string(prm.coll)) + " " + to_string(prm.alg) +
                                 " needs a commutative op (the module's entry points hand such calls to MPICH)");
   prm.count = call->count;
+  if (prm.coll == Collective::reduce_scatter) {
+    if (call->counts == nullptr) throw std::invalid_argument("reduce_scatter without recvcounts");
+    prm.counts.assign(call->counts, call->counts + call->p);
+  }
   return cache.get(prm);
 }
 
@@ -176,7 +183,9 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
   try {
     ThreadSchedules& ts = schedules();
     CallbackTransport tr(*t);
-    if (ts.running) {  // nested: its own reference, the memo untouched
+    // Nested calls and MPI_Reduce_scatter's (its recvcounts are the caller's
+    // to keep, not the memo's) take their own reference from the cache.
+    if (ts.running || call->counts != nullptr) {
       const std::shared_ptr<const CachedSchedule> sched = checked_schedule(call, ts.recent);
       execute(sched->schedule, sched->plan, tr);
       return 0;

@@ -24,9 +24,17 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 3
+#define GENCOLL_MPICH_ABI_VERSION 4
 
-enum gencoll_coll { GENCOLL_ALLGATHER = 0, GENCOLL_ALLREDUCE = 1, GENCOLL_BCAST = 2, GENCOLL_REDUCE = 3 };
+enum gencoll_coll {
+    GENCOLL_ALLGATHER = 0,
+    GENCOLL_ALLREDUCE = 1,
+    GENCOLL_BCAST = 2,
+    GENCOLL_REDUCE = 3,
+    GENCOLL_REDUCE_SCATTER_BLOCK = 4,
+    GENCOLL_REDUCE_SCATTER = 5
+};
+#define GENCOLL_COLL_COUNT 6
 
 enum gencoll_alg {
     GENCOLL_KNOMIAL = 0,
@@ -52,7 +60,10 @@ struct gencoll_call {
     int k;               /* radix >= 2; clamped to p by the core */
     int p, rank, root;
     int commutative;     /* of the op; 1 for allgather and bcast */
-    uint64_t count;      /* allgather: elements per block; others: vector length */
+    uint64_t count;      /* allgather, reduce_scatter_block: elements per block; others: vector
+                          * length (reduce_scatter: unused) */
+    const uint64_t *counts;     /* reduce_scatter: the p recvcounts (read during the call only);
+                                 * NULL for every other collective */
 };
 
 struct gencoll_transport {
@@ -104,7 +115,7 @@ void gencoll_selection_free(struct gencoll_selection *s);
 struct gencoll_selection_call {
     int coll;               /* enum gencoll_coll */
     int comm_size;
-    uint64_t count;         /* elements; allgather: per block */
+    uint64_t count;         /* elements; allgather, reduce_scatter(_block): per block (average) */
     uint64_t type_size;     /* bytes per element */
     int commutative, op_built_in, sendbuf_inplace, multi_threaded;
     int node_size;          /* processes of the communicator on this rank's node */

@@ -47,6 +47,12 @@ SIGNATURES = {
     "reduce": ("const void *sendbuf, void *recvbuf, MPI_Aint count, MPI_Datatype datatype, MPI_Op op, int root, "
                "MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag",
                "sendbuf, recvbuf, count, datatype, op, root, comm_ptr, k, errflag"),
+    "reduce_scatter_block": ("const void *sendbuf, void *recvbuf, MPI_Aint recvcount, MPI_Datatype datatype, "
+                             "MPI_Op op, MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag",
+                             "sendbuf, recvbuf, recvcount, datatype, op, comm_ptr, k, errflag"),
+    "reduce_scatter": ("const void *sendbuf, void *recvbuf, const MPI_Aint recvcounts[], MPI_Datatype datatype, "
+                       "MPI_Op op, MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag",
+                       "sendbuf, recvbuf, recvcounts, datatype, op, comm_ptr, k, errflag"),
 }
 
 

@@ -1,7 +1,7 @@
 /*
  * mca_coll_gencoll: gencoll's generalized collectives as an Open MPI coll
- * component. A module serves MPI_Allgather, MPI_Allreduce, MPI_Bcast and
- * MPI_Reduce on intracommunicators where an MCA parameter selects a gencoll
+ * component. A module serves MPI_Allgather, MPI_Allreduce, MPI_Bcast,
+ * MPI_Reduce, MPI_Reduce_scatter_block and MPI_Reduce_scatter on intracommunicators where an MCA parameter selects a gencoll
  * algorithm, and hands every other call to the module that served it before
  * (saved at enable time, as coll/sync and coll/han do). The schedules and the
  * executor are the core's, behind the C ABI of src/cabi/gencoll_mpich.h; this
@@ -21,7 +21,7 @@
 
 BEGIN_C_DECLS
 
-#define GENCOLL_OMPI_COLLS 4    /* enum gencoll_coll: allgather, allreduce, bcast, reduce */
+#define GENCOLL_OMPI_COLLS GENCOLL_COLL_COUNT    /* enum gencoll_coll */
 #define GENCOLL_OMPI_MAX_ALGS 16
 
 typedef struct mca_coll_gencoll_component_t {
@@ -55,6 +55,10 @@ typedef struct mca_coll_gencoll_module_t {
     mca_coll_base_module_t *prev_bcast_module;
     mca_coll_base_module_reduce_fn_t prev_reduce;
     mca_coll_base_module_t *prev_reduce_module;
+    mca_coll_base_module_reduce_scatter_block_fn_t prev_reduce_scatter_block;
+    mca_coll_base_module_t *prev_reduce_scatter_block_module;
+    mca_coll_base_module_reduce_scatter_fn_t prev_reduce_scatter;
+    mca_coll_base_module_t *prev_reduce_scatter_module;
     /* The communicator's node layout, for the selection file's conditions:
      * measured at the first call the file decides (every rank reaches it). */
     int layout_known;
@@ -77,6 +81,12 @@ int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *dataty
 int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
                             struct ompi_op_t *op, int root, struct ompi_communicator_t *comm,
                             mca_coll_base_module_t *module);
+int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                          mca_coll_base_module_t *module);
+int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+                                    struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module);
 
 END_C_DECLS
 

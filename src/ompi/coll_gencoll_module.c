@@ -1,5 +1,5 @@
 /*
- * The module: the four entry points, the hand-back to the layer below, and
+ * The module: the six entry points, the hand-back to the layer below, and
  * the transport the core runs its schedules on.
  */
 #include "src/ompi/coll_gencoll.h"
@@ -24,6 +24,7 @@ static void module_construct(mca_coll_gencoll_module_t *m)
 {
     m->prev_allgather_module = m->prev_allreduce_module = NULL;
     m->prev_bcast_module = m->prev_reduce_module = NULL;
+    m->prev_reduce_scatter_block_module = m->prev_reduce_scatter_module = NULL;
     m->super.coll_module_enable = gencoll_module_enable;
     m->layout_known = 0;
     /* A collective is served where a parameter names an algorithm or a file
@@ -34,6 +35,9 @@ static void module_construct(mca_coll_gencoll_module_t *m)
     m->super.coll_allreduce = file || alg[GENCOLL_ALLREDUCE] ? mca_coll_gencoll_allreduce : NULL;
     m->super.coll_bcast = file || alg[GENCOLL_BCAST] ? mca_coll_gencoll_bcast : NULL;
     m->super.coll_reduce = file || alg[GENCOLL_REDUCE] ? mca_coll_gencoll_reduce : NULL;
+    m->super.coll_reduce_scatter_block =
+        file || alg[GENCOLL_REDUCE_SCATTER_BLOCK] ? mca_coll_gencoll_reduce_scatter_block : NULL;
+    m->super.coll_reduce_scatter = file || alg[GENCOLL_REDUCE_SCATTER] ? mca_coll_gencoll_reduce_scatter : NULL;
 }
 
 static void module_destruct(mca_coll_gencoll_module_t *m)
@@ -42,6 +46,8 @@ static void module_destruct(mca_coll_gencoll_module_t *m)
     if (m->prev_allreduce_module) OBJ_RELEASE(m->prev_allreduce_module);
     if (m->prev_bcast_module) OBJ_RELEASE(m->prev_bcast_module);
     if (m->prev_reduce_module) OBJ_RELEASE(m->prev_reduce_module);
+    if (m->prev_reduce_scatter_block_module) OBJ_RELEASE(m->prev_reduce_scatter_block_module);
+    if (m->prev_reduce_scatter_module) OBJ_RELEASE(m->prev_reduce_scatter_module);
 }
 
 OBJ_CLASS_INSTANCE(mca_coll_gencoll_module_t, mca_coll_base_module_t, module_construct, module_destruct);
@@ -62,6 +68,8 @@ static int gencoll_module_enable(mca_coll_base_module_t *module, struct ompi_com
     SAVE(allreduce);
     SAVE(bcast);
     SAVE(reduce);
+    SAVE(reduce_scatter_block);
+    SAVE(reduce_scatter);
 #undef SAVE
     return OMPI_SUCCESS;
 }
@@ -270,14 +278,15 @@ static int copy(void *vc, int src_buf, uint64_t src_off, int dst_buf, uint64_t d
 
 /* ---- one call ------------------------------------------------------------ */
 
+/* counts: MPI_Reduce_scatter's recvcounts as the core reads them, else NULL. */
 static int run(int coll, int alg, int k, const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype,
                void *recvbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-               struct ompi_communicator_t *comm)
+               struct ompi_communicator_t *comm, const uint64_t *counts)
 {
     struct gencoll_call call = {
         .coll = coll, .alg = alg, .k = k,
         .p = ompi_comm_size(comm), .rank = ompi_comm_rank(comm), .root = root,
-        .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count,
+        .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count, .counts = counts,
     };
     if (mca_coll_gencoll_component.verbose && call.rank == 0) {
         size_t size = 0;
@@ -387,7 +396,7 @@ static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicat
             .coll = coll, .comm_size = ompi_comm_size(comm), .count = (uint64_t) count, .type_size = size,
             .commutative = op == NULL || ompi_op_is_commute(op), .op_built_in = op == NULL || ompi_op_is_intrinsic(op),
             /* Reduce's MPI_IN_PLACE is the root's alone: every rank must reach the same leaf. */
-            .sendbuf_inplace = inplace && (coll == GENCOLL_ALLREDUCE || coll == GENCOLL_ALLGATHER),
+            .sendbuf_inplace = inplace && coll != GENCOLL_REDUCE && coll != GENCOLL_BCAST,
             .multi_threaded = ompi_mpi_thread_multiple,
             .node_size = m->node_size, .node_count = m->node_count, .node_consecutive = m->node_consecutive,
         };
@@ -426,7 +435,7 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
         scount = rcount;
         sdtype = rdtype;
     }
-    return run(GENCOLL_ALLGATHER, alg, k, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm);
+    return run(GENCOLL_ALLGATHER, alg, k, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm, NULL);
 }
 
 int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -438,7 +447,7 @@ int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct o
     if (!decide(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k))
         return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
     return run(GENCOLL_ALLREDUCE, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
-               0, comm);
+               0, comm, NULL);
 }
 
 int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
@@ -448,7 +457,7 @@ int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *dataty
     int alg, k;
     if (!decide(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &alg, &k))
         return m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
-    return run(GENCOLL_BCAST, alg, k, buff, count, datatype, buff, count, datatype, NULL, root, comm);
+    return run(GENCOLL_BCAST, alg, k, buff, count, datatype, buff, count, datatype, NULL, root, comm, NULL);
 }
 
 int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -461,5 +470,44 @@ int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi
         return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
     /* MPI_IN_PLACE is the root's alone; elsewhere recvbuf is never written. */
     return run(GENCOLL_REDUCE, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
-               root, comm);
+               root, comm, NULL);
+}
+
+int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
+                                          struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                          mca_coll_base_module_t *module)
+{
+    mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
+    int alg, k;
+    if (!decide(m, GENCOLL_REDUCE_SCATTER_BLOCK, comm, rcount, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k))
+        return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                            m->prev_reduce_scatter_block_module);
+    /* In place, rbuf holds all p blocks. The send count matters only where
+     * the send type differs from the type, never for a reduction. */
+    return run(GENCOLL_REDUCE_SCATTER_BLOCK, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcount, dtype, rbuf, rcount,
+               dtype, op, 0, comm, NULL);
+}
+
+int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
+                                    struct ompi_op_t *op, struct ompi_communicator_t *comm,
+                                    mca_coll_base_module_t *module)
+{
+    mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
+    const int p = ompi_comm_size(comm);
+    uint64_t total = 0, counts_inline[INLINE_REQUESTS], *counts = counts_inline;
+    for (int i = 0; i < p; i++) total += rcounts[i] > 0 ? (uint64_t) rcounts[i] : 0;
+    /* The selection sees the average block, as MPICH's avg_msg_size does. */
+    const uint64_t avg = total / (uint64_t) p;
+    int alg, k;
+    if (total == 0 || avg > INT32_MAX ||
+        !decide(m, GENCOLL_REDUCE_SCATTER, comm, avg > 0 ? (int) avg : 1, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg,
+                &k))
+        return m->prev_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, m->prev_reduce_scatter_module);
+    if (p > INLINE_REQUESTS && !(counts = malloc((size_t) p * sizeof(*counts)))) return OMPI_ERR_OUT_OF_RESOURCE;
+    for (int i = 0; i < p; i++) counts[i] = (uint64_t) rcounts[i];
+    /* count: the vector, as the verbose line reports it; the core reads counts. */
+    int rc = run(GENCOLL_REDUCE_SCATTER, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcounts[ompi_comm_rank(comm)],
+                 dtype, rbuf, total > INT32_MAX ? INT32_MAX : (int) total, dtype, op, 0, comm, counts);
+    if (counts != counts_inline) free(counts);
+    return rc;
 }

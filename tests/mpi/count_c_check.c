@@ -1,6 +1,7 @@
 /*
  * count_c_check.c - the MPI-4 large-count entry points (MPI_Allreduce_c,
- * MPI_Allgather_c, MPI_Bcast_c, MPI_Reduce_c, MPI_Reduce_scatter_block_c)
+ * MPI_Allgather_c, MPI_Bcast_c, MPI_Reduce_c, MPI_Reduce_scatter_block_c,
+ * MPI_Reduce_scatter_c)
  * with MPI_Count counts, each result checked, separate buffers and in place
  * where MPI allows it. Run under the interposition library with algorithms
  * selected and GENCOLL_DEBUG=1 (tests/mpi/large_count.sh) so that its lines
@@ -51,6 +52,20 @@ int main(int argc, char **argv)
         ok = 1;
         for (MPI_Count i = 0; i < n; ++i) ok &= b[i] == (long long) p * (rank * n + i);
         expect(ok, in_place ? "MPI_Reduce_scatter_block_c in place" : "MPI_Reduce_scatter_block_c", rank);
+
+        /* reduce_scatter: rank r's block has n - r elements, at the sum of the blocks before it */
+        MPI_Count *counts = malloc(sizeof(MPI_Count) * (size_t) p), first = 0, total = 0;
+        for (int r = 0; r < p; ++r) {
+            counts[r] = n - r;
+            if (r == rank) first = total;
+            total += counts[r];
+        }
+        for (MPI_Count i = 0; i < total; ++i) a[i] = b[i] = i;
+        MPI_Reduce_scatter_c(in_place ? MPI_IN_PLACE : a, b, counts, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+        ok = 1;
+        for (MPI_Count i = 0; i < counts[rank]; ++i) ok &= b[i] == (long long) p * (first + i);
+        expect(ok, in_place ? "MPI_Reduce_scatter_c in place" : "MPI_Reduce_scatter_c", rank);
+        free(counts);
     }
     /* bcast from the last rank, reduce to it (in place at the root) */
     const int root = p - 1;

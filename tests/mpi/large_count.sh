@@ -30,13 +30,14 @@ if [ -f "$lib" ] && command -v mpicc.mpich >/dev/null; then
     args=()
     for e in GENCOLL_ALLREDUCE_INTRA_ALGORITHM=rabenseifner GENCOLL_ALLGATHER_INTRA_ALGORITHM=kbruck \
              GENCOLL_BCAST_INTRA_ALGORITHM=kring GENCOLL_REDUCE_INTRA_ALGORITHM=knomial \
-             GENCOLL_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM=recursive_multiplying GENCOLL_DEBUG=1 \
+             GENCOLL_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM=recursive_multiplying \
+             GENCOLL_REDUCE_SCATTER_INTRA_ALGORITHM=kring GENCOLL_DEBUG=1 \
              GENCOLL_WAIT_POLICY=yield GENCOLL_COUNT_LIMIT=$limit LD_PRELOAD="$lib"; do
       args+=(-genv "${e%%=*}" "${e#*=}")
     done
     out=$(timeout -k 5 120 mpiexec.mpich -n 3 "${args[@]}" "$bin" 2>&1)
     echo "$out" | grep -q "^count_c_check: p=3 ok" || { echo "FAIL: count_c_check (limit $limit): $out"; exit 1; }
-    for c in allreduce allgather bcast reduce reduce_scatter_block; do
+    for c in allreduce allgather bcast reduce reduce_scatter_block reduce_scatter; do
       echo "$out" | grep -q "^gencoll: $c count=.* algorithm=" ||
         { echo "FAIL: no gencoll line for MPI_${c}_c (limit $limit): $out"; exit 1; }
     done

@@ -271,12 +271,12 @@ run_one() {
     local coll native_reduce=1 colls="allgather allreduce bcast reduce reduce_scatter_block reduce_scatter"
     case "$MPI" in
     gencoll-mpich)
-        colls="allgather allreduce bcast reduce"  # what the module serves
+        colls="allgather allreduce bcast reduce reduce_scatter_block reduce_scatter"  # what the module serves
         envs+=("LD_LIBRARY_PATH=$MPICH_PREFIX/lib")
         for coll in $colls; do envs+=("MPIR_CVAR_$(upper "$coll")_DEVICE_COLLECTIVE=0"); done
         ;;
     gencoll-openmpi)
-        colls="allgather allreduce bcast reduce"  # what the component serves
+        colls="allgather allreduce bcast reduce reduce_scatter_block reduce_scatter"  # what the component serves
         envs+=("OMPI_MCA_mca_base_component_path=$COMPONENT_PATH")
         ;;
     esac

@@ -21,7 +21,7 @@ make_tree() {
   : > "$t/src/mpi/coll/coll_algorithms.txt"
   : > "$t/src/mpi/coll/cvars.txt"
   printf 'typedef enum {\n' > "$t/src/mpi/coll/include/csel_container.h"
-  for c in allgather allreduce bcast reduce; do
+  for c in allgather allreduce bcast reduce reduce_scatter_block reduce_scatter; do
     C="$(echo "${c:0:1}" | tr a-z A-Z)${c:1}"
     printf '%s-intra:\n    native\n' "$c" >> "$t/src/mpi/coll/coll_algorithms.txt"
     printf '    - name        : MPIR_CVAR_%s_INTRA_ALGORITHM\n      description : |-\n        native - Force native\n\n' \
@@ -34,7 +34,7 @@ make_tree() {
   printf '#include "csel_container.h"\n    switch (cnt->id) {\n    }\n        else if (!strcmp(ckey, "algorithm=MPIR_Scatterv_allcomm_nb"))\n            cnt->id = 0;\n        else {\n' \
     > "$t/src/mpi/coll/src/csel_container.c"
   printf 'tests:\n    allgather:\n        intra-blocking:\nalgorithms:\n' > "$t/test/mpi/maint/coll_cvars.txt"
-  for c in allgather allreduce bcast reduce; do printf '    %s:\n        intra-blocking:\n            native\n' "$c"; done \
+  for c in allgather allreduce bcast reduce reduce_scatter_block reduce_scatter; do printf '    %s:\n        intra-blocking:\n            native\n' "$c"; done \
     >> "$t/test/mpi/maint/coll_cvars.txt"
 }
 
@@ -87,7 +87,7 @@ r = json.load(open(sys.argv[1])); r["collectives"][0]["name"] = "alltoall"
 json.dump(r, open(sys.argv[2], "w"))' "$work/registry.json" "$work/bad.json"
 make_tree "$work/t2"
 out=$(python3 "$srcdir/src/mpich/register.py" --registry "$work/bad.json" "$work/t2" 2>&1) && fail "an unknown collective was accepted"
-echo "$out" | grep -q "collective 'alltoall' has no MPICH signature here (known: allgather, allreduce, bcast, reduce)" ||
+echo "$out" | grep -q "collective 'alltoall' has no MPICH signature here (known: allgather, allreduce, bcast, reduce, reduce_scatter_block, reduce_scatter)" ||
   fail "unclear message for an unknown collective: $out"
 # Not JSON at all.
 echo "{" > "$work/broken.json"

@@ -25,7 +25,7 @@ run() {  # NP, then mpiexec options and program
 OMPI_MCA_mca_base_component_path=$path ompi_info --param coll gencoll --level 9 > "$tmp/info" 2>&1 ||
   fail "ompi_info failed: $(head -5 "$tmp/info")"
 grep -q 'MCA coll: gencoll (MCA v2.1.0, API v2.0.0, Component v' "$tmp/info" || fail "ompi_info does not list the component"
-for coll in allgather allreduce bcast reduce; do
+for coll in allgather allreduce bcast reduce reduce_scatter_block reduce_scatter; do
   want=$(for a in $("$sim" --list-algorithms "$coll"); do
            "$sim" --list-algorithms module | grep -qx "$a" && ! "$sim" --list-algorithms fixed | grep -qx "$a" && echo "$a"
          done | tr '\n' ' ')

@@ -66,8 +66,11 @@ inline int abi_collective(Collective c) {
     case Collective::allgather: return GENCOLL_ALLGATHER;
     case Collective::allreduce: return GENCOLL_ALLREDUCE;
     case Collective::bcast: return GENCOLL_BCAST;
-    default: return GENCOLL_REDUCE;
+    case Collective::reduce: return GENCOLL_REDUCE;
+    case Collective::reduce_scatter_block: return GENCOLL_REDUCE_SCATTER_BLOCK;
+    case Collective::reduce_scatter: return GENCOLL_REDUCE_SCATTER;
   }
+  return -1;
 }
 
 }  // namespace gencoll::test

@@ -362,13 +362,13 @@ TEST_CASE("the MPICH C ABI runs the same schedules: permuted allgather, rank-ord
         std::vector<std::vector<Mat>> send(p, std::vector<Mat>(count));
         for (int r = 0; r < p; ++r)
           for (std::uint64_t e = 0; e < count; ++e) send[r][e] = Mat{r + 1, static_cast<std::int64_t>(e), 1, 2};
-        gencoll_call call{GENCOLL_ALLGATHER, c_alg(a), k, p, 0, 0, 1, count};
+        gencoll_call call{GENCOLL_ALLGATHER, c_alg(a), k, p, 0, 0, 1, count, nullptr};
         auto got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count * p)), mul);
         for (int r = 0; r < p; ++r)
           for (int b = 0; b < p; ++b)
             for (std::uint64_t e = 0; e < count; ++e) REQUIRE(got[r][b * count + e] == send[b][e]);
         if (gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, c_alg(a))) continue;
-        call = gencoll_call{GENCOLL_ALLREDUCE, c_alg(a), k, p, 0, 0, 0, count};
+        call = gencoll_call{GENCOLL_ALLREDUCE, c_alg(a), k, p, 0, 0, 0, count, nullptr};
         got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count)), mul);
         for (std::uint64_t e = 0; e < count; ++e) {
           Mat want = send[0][e];
@@ -380,15 +380,44 @@ TEST_CASE("the MPICH C ABI runs the same schedules: permuted allgather, rank-ord
   }
 }
 
+TEST_CASE("the C ABI runs MPI_Reduce_scatter with the caller's recvcounts", "[executor][mpich]") {
+  for (int p : {2, 5, 8})
+    for (int alg : {GENCOLL_KNOMIAL, GENCOLL_RECURSIVE_MULTIPLYING, GENCOLL_KRING}) {
+      INFO("p=" << p << " alg=" << gencoll_mpich_algorithm_name(alg));
+      std::vector<std::uint64_t> counts, first{0};
+      for (int r = 0; r < p; ++r) {
+        counts.push_back(static_cast<std::uint64_t>((r * 3 + 1) % 4));  // 1, 0, 3, 2, ...
+        first.push_back(first.back() + counts.back());
+      }
+      std::vector<std::vector<Mat>> send(p, std::vector<Mat>(first.back())), recv(p);
+      for (int r = 0; r < p; ++r) {
+        recv[r].resize(counts[r]);
+        for (std::uint64_t e = 0; e < first.back(); ++e) send[r][e] = Mat{r + 2 + std::int64_t(e), 0, 0, r + 1};
+      }
+      // The core copies the counts: the caller's array may change after the call.
+      gencoll_call call{GENCOLL_REDUCE_SCATTER, alg, 3, p, 0, 0, 1, 0, counts.data()};
+      const auto got = run_all_c<Mat>(call, send, recv, mul);
+      for (int r = 0; r < p; ++r)
+        for (std::uint64_t e = 0; e < counts[r]; ++e) {
+          Mat want = send[0][first[r] + e];
+          for (int q = 1; q < p; ++q) want = mul(want, send[q][first[r] + e]);
+          REQUIRE(got[r][e] == want);
+        }
+    }
+}
+
 TEST_CASE("the MPICH C ABI rejects bad calls with a message instead of throwing", "[executor][mpich]") {
   gencoll_transport t{};
   char err[128] = "";
-  gencoll_call bad_k{GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 1, 4, 0, 0, 1, 8};
+  gencoll_call bad_k{GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 1, 4, 0, 0, 1, 8, nullptr};
   REQUIRE(gencoll_mpich_run(&bad_k, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err).find('k') != std::string::npos);
-  gencoll_call no_alg{GENCOLL_REDUCE, GENCOLL_KRING, 2, 4, 0, 0, 1, 8};
+  gencoll_call no_alg{GENCOLL_REDUCE, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr};
   REQUIRE(gencoll_mpich_run(&no_alg, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err) == "kring has no reduce");
+  gencoll_call no_counts{GENCOLL_REDUCE_SCATTER, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr};
+  REQUIRE(gencoll_mpich_run(&no_counts, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
+  REQUIRE(std::string(err) == "reduce_scatter without recvcounts");
   REQUIRE(gencoll_mpich_abi_version() == GENCOLL_MPICH_ABI_VERSION);
 }
 

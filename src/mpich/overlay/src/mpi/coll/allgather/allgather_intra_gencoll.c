@@ -19,5 +19,5 @@ int MPII_Gencoll_allgather(int alg, const void *sendbuf, MPI_Aint sendcount, MPI
         sendtype = recvtype;
     }
     return MPII_Gencoll_run(GENCOLL_ALLGATHER, alg, k, sendbuf, sendcount, sendtype, recvbuf,
-                            recvcount, recvtype, MPI_OP_NULL, 0, comm_ptr, errflag);
+                            recvcount, recvtype, NULL, MPI_OP_NULL, 0, comm_ptr, errflag);
 }

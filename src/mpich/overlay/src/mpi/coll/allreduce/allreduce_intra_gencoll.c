@@ -28,5 +28,5 @@ int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint
     if (sendbuf == MPI_IN_PLACE)
         sendbuf = recvbuf;
     return MPII_Gencoll_run(GENCOLL_ALLREDUCE, alg, k, sendbuf, count, datatype, recvbuf, count,
-                            datatype, op, 0, comm_ptr, errflag);
+                            datatype, NULL, op, 0, comm_ptr, errflag);
 }

@@ -10,5 +10,5 @@ int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datat
                        MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
 {
     return MPII_Gencoll_run(GENCOLL_BCAST, alg, k, buffer, count, datatype, buffer, count,
-                            datatype, MPI_OP_NULL, root, comm_ptr, errflag);
+                            datatype, NULL, MPI_OP_NULL, root, comm_ptr, errflag);
 }

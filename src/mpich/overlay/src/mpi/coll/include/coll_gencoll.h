@@ -11,10 +11,13 @@
 
 /* One gencoll collective call. For allgather, (sendbuf, sendcount, sendtype)
  * describe this rank's block and (recvbuf, count, datatype) one block of the
- * result; for the others sendcount/sendtype equal count/datatype. */
+ * result; for reduce_scatter(_block) sendcount is the whole vector and count
+ * the (average) block; for the others sendcount/sendtype equal count/datatype.
+ * recvcounts: MPI_Reduce_scatter's, NULL for the others. */
 int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
                      MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
+                     const MPI_Aint * recvcounts, MPI_Op op, int root, MPIR_Comm * comm_ptr,
+                     MPIR_Errflag_t * errflag);
 
 /* The algorithm-independent part of MPIR_<Coll>_intra_<alg>: the wrappers of
  * src/mpi/coll/src/coll_gencoll_registry.c, which gencoll's register.py
@@ -31,6 +34,13 @@ int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datat
 int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
                         MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm_ptr, int k,
                         MPIR_Errflag_t * errflag);
+
+int MPII_Gencoll_reduce_scatter_block(int alg, const void *sendbuf, void *recvbuf, MPI_Aint recvcount,
+                                      MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                                      MPIR_Errflag_t * errflag);
+int MPII_Gencoll_reduce_scatter(int alg, const void *sendbuf, void *recvbuf, const MPI_Aint recvcounts[],
+                                MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                                MPIR_Errflag_t * errflag);
 
 /* Every radix CVAR (MPIR_CVAR_<COLL>_<ALG>_KVAL), generated with the wrappers. */
 struct MPII_Gencoll_radix_cvar {

@@ -24,5 +24,5 @@ int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint co
     if (sendbuf == MPI_IN_PLACE)
         sendbuf = recvbuf;      /* only valid at the root */
     return MPII_Gencoll_run(GENCOLL_REDUCE, alg, k, sendbuf, count, datatype, recvbuf, count,
-                            datatype, op, root, comm_ptr, errflag);
+                            datatype, NULL, op, root, comm_ptr, errflag);
 }

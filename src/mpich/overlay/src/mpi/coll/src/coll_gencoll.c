@@ -232,7 +232,8 @@ static int gencoll_copy(void *ctx, int src_buf, uint64_t src_off, int dst_buf, u
 
 int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
                      MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                     MPI_Op op, int root, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag)
+                     const MPI_Aint * recvcounts, MPI_Op op, int root, MPIR_Comm * comm_ptr,
+                     MPIR_Errflag_t * errflag)
 {
     int mpi_errno = MPI_SUCCESS;
     char err[256];
@@ -242,10 +243,24 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
 
     struct gencoll_call call = {
         .coll = coll,.alg = alg,.k = k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
-        .root = root,.commutative = 1,.count = (uint64_t) count
+        .root = root,.commutative = 1,.count = (uint64_t) count,.counts = NULL
     };
-    if (coll == GENCOLL_ALLREDUCE || coll == GENCOLL_REDUCE)
+    if (coll != GENCOLL_ALLGATHER && coll != GENCOLL_BCAST)
         call.commutative = MPIR_Op_is_commutative(op);
+    /* MPI_Reduce_scatter's recvcounts as the core reads them (MPI_Aint may be
+     * narrower than uint64_t). */
+    uint64_t counts_inline[GENCOLL_INLINE_REQUESTS];
+    uint64_t *counts = NULL;
+    if (recvcounts) {
+        counts = call.p <= GENCOLL_INLINE_REQUESTS ? counts_inline
+            : MPL_malloc(call.p * sizeof(*counts), MPL_MEM_COLL);
+        if (!counts)
+            return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                        MPI_ERR_OTHER, "**nomem", 0);
+        for (int i = 0; i < call.p; i++)
+            counts[i] = (uint64_t) recvcounts[i];
+        call.counts = counts;
+    }
     /* The collectives' entry points hand a call an algorithm cannot serve to
      * MPICH's own algorithm (allreduce_intra_gencoll.c); gencoll_mpich_run
      * refuses what still gets here rather than compute a wrong result. */
@@ -306,6 +321,8 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
         MPL_free(c.active);
     }
     MPL_free(c.tmp);
+    if (counts != counts_inline)
+        MPL_free(counts);
 
     if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
         MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
