@@ -50,6 +50,23 @@ BlockLayout blocks_of(const CollParams& prm) {
   return prm.counts.empty() ? BlockLayout::uniform(prm.p, prm.count) : BlockLayout::sized(prm.counts);
 }
 
+// The reduce-scatter dual to allgather `ag` of the blocks of `l`, on a
+// scratch copy of the caller's vector; this rank's block is copied out last.
+Schedule dual_of(const CollParams& prm, const Schedule& ag, const BlockLayout& l) {
+  const int p = prm.p, r = prm.rank;
+  ScheduleBuilder b(r, p);
+  const Range acc = b.scratch(l.offset[p]);
+  const Handle start = b.copy(Range{Buf::send, 0, acc.count}, acc);
+  const DualReduceScatter rs = emit_dual_reduce_scatter(b, ag, l, {Buf::tmp, acc.offset}, start);
+  // Where the allgather kept its own block (the permuted one: at the front),
+  // else block r.
+  const std::uint64_t at = rs.result.count > 0 ? rs.result.offset - acc.offset : l.offset[r];
+  const auto x = static_cast<std::size_t>(std::upper_bound(l.offset.begin(), l.offset.end(), at) - l.offset.begin() - 1);
+  const Range mine{Buf::recv, 0, l.size(r)};
+  if (mine.count > 0) b.copy(Range{Buf::tmp, acc.offset + at, mine.count}, mine, rs.users[std::min(x, l.offset.size() - 2)]);
+  return std::move(b).finish();
+}
+
 }  // namespace
 
 Schedule reduce_scatter_knomial(const CollParams& prm) {
@@ -145,35 +162,18 @@ Schedule reduce_scatter_recursive_multiplying(const CollParams& prm) {
 }
 
 Schedule reduce_scatter_permuted_recursive_multiplying(const CollParams& prm) {
-  const int p = prm.p, r = prm.rank;
-  const std::uint64_t c = prm.count;
-  ScheduleBuilder b(r, p);
-  if (c == 0) return std::move(b).finish();
-  const BlockLayout l = BlockLayout::uniform(p, c);
-  CollParams ag_prm = prm;
-  ag_prm.coll = Collective::allgather;
-  const Schedule ag = allgather_recursive_multiplying(ag_prm, true);
-
-  const Range acc = b.scratch(static_cast<std::uint64_t>(p) * c);
-  const Handle start = b.copy(Range{Buf::send, 0, acc.count}, acc);
-  const DualReduceScatter rs = emit_dual_reduce_scatter(b, ag, l, {Buf::tmp, acc.offset}, start);
-  b.copy(rs.result, Range{Buf::recv, 0, c}, rs.users[static_cast<std::size_t>((rs.result.offset - acc.offset) / c)]);
-  return std::move(b).finish();
+  if (prm.count == 0) return ScheduleBuilder(prm.rank, prm.p).finish();
+  CollParams ag = prm;
+  ag.coll = Collective::allgather;
+  return dual_of(prm, allgather_recursive_multiplying(ag, true), BlockLayout::uniform(prm.p, prm.count));
 }
 
 Schedule reduce_scatter_kring(const CollParams& prm) {
-  const int p = prm.p, r = prm.rank;
   const BlockLayout l = blocks_of(prm);
-  ScheduleBuilder b(r, p);
-  if (l.offset[p] == 0) return std::move(b).finish();
-  ScheduleBuilder ag(r, p);
-  emit_kring_allgather(ag, prm.k, l, std::vector<std::vector<Handle>>(p));
-
-  const Range acc = b.scratch(l.offset[p]);
-  const Handle start = b.copy(Range{Buf::send, 0, acc.count}, acc);
-  const DualReduceScatter rs = emit_dual_reduce_scatter(b, std::move(ag).finish(), l, {Buf::tmp, acc.offset}, start);
-  if (l.size(r) > 0) b.copy(shifted(l.block(r), Buf::tmp, acc.offset), Range{Buf::recv, 0, l.size(r)}, rs.users[r]);
-  return std::move(b).finish();
+  if (l.offset[prm.p] == 0) return ScheduleBuilder(prm.rank, prm.p).finish();
+  ScheduleBuilder ag(prm.rank, prm.p);
+  emit_kring_allgather(ag, prm.k, l, std::vector<std::vector<Handle>>(prm.p));
+  return dual_of(prm, std::move(ag).finish(), l);
 }
 
 }  // namespace gencoll
