@@ -103,6 +103,8 @@ TEST_CASE("the MPICH module runs an algorithm when it or its family has an ABI n
   CHECK(in_module(Collective::allgather, Algorithm::kring));
   CHECK(in_module(Collective::allgather, Algorithm::kbruck));
   CHECK(in_module(Collective::reduce, Algorithm::rabenseifner));
-  CHECK_FALSE(in_module(Collective::reduce_scatter_block, Algorithm::kring));  // the module lacks the collective
-  CHECK_FALSE(in_module(Collective::reduce, Algorithm::kring));                // gencoll lacks the pair
+  CHECK(in_module(Collective::reduce_scatter_block, Algorithm::permuted_recursive_multiplying));
+  CHECK(in_module(Collective::reduce_scatter, Algorithm::pairwise));  // recursive multiplying at k = p
+  CHECK_FALSE(in_module(Collective::reduce_scatter, Algorithm::permuted_recursive_multiplying));  // RSB only
+  CHECK_FALSE(in_module(Collective::reduce, Algorithm::kring));  // gencoll lacks the pair
 }
