@@ -17,6 +17,8 @@ packages=(
   # tests/ompi/debian_app.sh: an application from Debian's archive, built
   # against Debian's Open MPI, run unchanged with the coll component
   hpcc
+  # tests/valgrind: the MPI matrix under memcheck
+  valgrind
 )
 
 missing=()
