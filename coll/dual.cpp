@@ -112,7 +112,7 @@ DualReduceScatter emit_dual_reduce_scatter(ScheduleBuilder& b, const Schedule& a
   }
 
   DualReduceScatter out;
-  out.result = own ? at(*own) : Range{work.buf, work.offset, 0};
+  out.result_block = own ? blocks(*own).first : -1;
   out.users.resize(p);
   for (int x = 0; x < p; ++x) {
     out.users[x] = std::move(readers[x]);

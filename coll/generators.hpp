@@ -41,7 +41,10 @@ void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
 // which holds this rank's contribution once `start` finished; the op must be
 // commutative.
 struct DualReduceScatter {
-  Range result;  // this rank's reduced block in `work` (empty when `ag` copies no own block)
+  // The block of `l` where this rank's reduced block lies: where `ag`
+  // copies its own block (the permuted allgather: the front), -1 when it
+  // copies none (then the caller knows, e.g. block `rank`).
+  int result_block = -1;
   // Per block: the steps that read or last wrote it; the block is final, and
   // may be overwritten, once they finished.
   std::vector<std::vector<Handle>> users;

@@ -58,12 +58,8 @@ Schedule dual_of(const CollParams& prm, const Schedule& ag, const BlockLayout& l
   const Range acc = b.scratch(l.offset[p]);
   const Handle start = b.copy(Range{Buf::send, 0, acc.count}, acc);
   const DualReduceScatter rs = emit_dual_reduce_scatter(b, ag, l, {Buf::tmp, acc.offset}, start);
-  // Where the allgather kept its own block (the permuted one: at the front),
-  // else block r.
-  const std::uint64_t at = rs.result.count > 0 ? rs.result.offset - acc.offset : l.offset[r];
-  const auto x = static_cast<std::size_t>(std::upper_bound(l.offset.begin(), l.offset.end(), at) - l.offset.begin() - 1);
-  const Range mine{Buf::recv, 0, l.size(r)};
-  if (mine.count > 0) b.copy(Range{Buf::tmp, acc.offset + at, mine.count}, mine, rs.users[std::min(x, l.offset.size() - 2)]);
+  const int x = rs.result_block >= 0 ? rs.result_block : r;
+  if (l.size(r) > 0) b.copy(shifted(l.block(x), Buf::tmp, acc.offset), Range{Buf::recv, 0, l.size(r)}, rs.users[x]);
   return std::move(b).finish();
 }
 

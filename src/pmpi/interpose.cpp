@@ -518,8 +518,10 @@ template <typename Count, typename Native>
 int reduce_scatter_entry(const void* sendbuf, void* recvbuf, const Count recvcounts[], MPI_Datatype type, MPI_Op op,
                          MPI_Comm comm, Native native) {
   return guarded([&] {
+    // An intercommunicator's recvcounts cover the local group, Comm_size's
+    // answer; decide() then leaves the call to the MPI.
     int p = 0;
-    if (is_inter(comm) || PMPI_Comm_size(comm, &p) != MPI_SUCCESS || recvcounts == nullptr) return native();
+    if (PMPI_Comm_size(comm, &p) != MPI_SUCCESS || recvcounts == nullptr) return native();
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(p));
     std::uint64_t total = 0;
     for (int i = 0; i < p; ++i) {
