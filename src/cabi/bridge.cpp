@@ -17,6 +17,7 @@
 #include "coll/algorithm_table.hpp"
 #include "coll/algorithms.hpp"
 #include "src/core/permutation.hpp"
+#include "src/exec/program.hpp"
 #include "src/exec/schedule_cache.hpp"
 #include "src/exec/transport.hpp"
 #include "src/runtime/csel_file.hpp"
@@ -54,7 +55,10 @@ class CallbackTransport final : public Transport {
     std::uint64_t spare = 0;
     for (const PermutationSpec& p : s.perms) spare = std::max(spare, p.unit_count);
     spare_offset_ = s.tmp_count;
-    if (s.tmp_count + spare > 0) check(t_.alloc_tmp(t_.ctx, s.tmp_count + spare));
+    scratch(s.tmp_count + spare);
+  }
+  void scratch(std::uint64_t count) override {
+    if (count > 0) check(t_.alloc_tmp(t_.ctx, count));
   }
   Request isend(int peer, std::uint32_t tag, const Range& src) override {
     std::size_t id = 0;
@@ -118,6 +122,7 @@ struct ThreadSchedules {
   std::array<Memo, 4> memo;
   std::size_t next = 0;  // the entry the next miss replaces
   bool running = false;  // a call is executing: a nested one leaves the memo alone
+  ProgramRunner runner;
 };
 
 ThreadSchedules& schedules() {
@@ -187,7 +192,7 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
     // to keep, not the memo's) take their own reference from the cache.
     if (ts.running || call->counts != nullptr) {
       const std::shared_ptr<const CachedSchedule> sched = checked_schedule(call, ts.recent);
-      execute(sched->schedule, sched->plan, tr);
+      ts.runner.run(sched->program, tr);
       return 0;
     }
     const CachedSchedule* sched = nullptr;
@@ -208,7 +213,7 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
       explicit Running(bool& f) : flag(f) { flag = true; }
       ~Running() { flag = false; }
     } running(ts.running);
-    execute(sched->schedule, sched->plan, tr);
+    ts.runner.run(sched->program, tr);
     return 0;
   } catch (const CallbackError& e) {
     return e.code;

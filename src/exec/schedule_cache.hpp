@@ -12,13 +12,15 @@
 #include <utility>
 
 #include "coll/algorithms.hpp"
+#include "src/exec/program.hpp"
 #include "src/exec/transport.hpp"
 
 namespace gencoll {
 
 struct CachedSchedule {
   Schedule schedule;
-  ExecPlan plan;  // plan_execution(schedule)
+  ExecPlan plan;    // plan_execution(schedule), for the general executor (device buffers)
+  Program program;  // compile(schedule), what host calls run
 };
 
 class ScheduleCache {
@@ -38,6 +40,7 @@ class ScheduleCache {
     auto entry = std::make_shared<CachedSchedule>();
     entry->schedule = generate(prm);
     entry->plan = plan_execution(entry->schedule);
+    entry->program = compile(entry->schedule);
     std::shared_ptr<const CachedSchedule> sched = std::move(entry);
     const std::unique_lock<std::mutex> lock = guard();
     // Another thread may have generated the same schedule meanwhile: one

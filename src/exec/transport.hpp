@@ -27,6 +27,13 @@ class Transport {
 
   virtual ~Transport() = default;
   virtual void prepare(const Schedule& s) = 0;  // e.g. allocate s.tmp_count scratch elements
+  // What a compiled program (src/exec/program.hpp) needs instead: `count`
+  // scratch elements, its permutations' spare unit included.
+  virtual void scratch(std::uint64_t count) {
+    Schedule s;
+    s.tmp_count = count;
+    prepare(s);
+  }
   virtual Request isend(int peer, std::uint32_t tag, const Range& src) = 0;
   virtual Request irecv(int peer, std::uint32_t tag, const Range& dst) = 0;
   // Blocks until at least one posted request finished; appends their ids.

@@ -319,7 +319,8 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
     return MPI_SUCCESS;
   }
   PmpiTransport t(pc, bufs, g_config.wait, g_config.count_limit);
-  execute(cached->schedule, cached->plan, t);
+  thread_local ProgramRunner runner;
+  runner.run(cached->program, t);
   return MPI_SUCCESS;
 }
 

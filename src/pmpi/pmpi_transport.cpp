@@ -128,12 +128,14 @@ PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, s
   dense_ = size == extent_ && true_lb_ == 0 && true_extent_ == extent_;
 }
 
-void PmpiTransport::prepare(const Schedule& s) {
-  if (s.tmp_count == 0) return;
+void PmpiTransport::prepare(const Schedule& s) { scratch(s.tmp_count); }
+
+void PmpiTransport::scratch(std::uint64_t count) {
+  if (count == 0) return;
   // Scratch laid out like the user's buffer: element i at i * extent, shifted so
   // the type's true lower bound lands on the allocation. Not zeroed: every
   // element is written before it is read.
-  const std::uint64_t last = s.tmp_count - 1;
+  const std::uint64_t last = count - 1;
   const std::uint64_t stride = static_cast<std::uint64_t>(extent_);
   if (stride != 0 && last > (static_cast<std::uint64_t>(PTRDIFF_MAX) - static_cast<std::uint64_t>(true_extent_)) / stride)
     throw MpiError(MPI_ERR_NO_MEM);

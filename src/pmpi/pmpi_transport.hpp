@@ -65,6 +65,7 @@ class PmpiTransport final : public Transport {
   PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit = kIntCountLimit);
 
   void prepare(const Schedule& s) override;
+  void scratch(std::uint64_t count) override;
   Request isend(int peer, std::uint32_t tag, const Range& src) override;
   Request irecv(int peer, std::uint32_t tag, const Range& dst) override;
   void wait_some(std::vector<Request>& done) override;

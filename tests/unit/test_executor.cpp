@@ -14,6 +14,7 @@
 #include "tests/unit/c_transport.hpp"
 #include "tests/unit/loopback.hpp"
 #include "src/cabi/gencoll_mpich.h"
+#include "src/exec/program.hpp"
 #include "src/exec/transport.hpp"
 
 using namespace gencoll;
@@ -129,15 +130,20 @@ std::vector<std::vector<T>> run_all(CollParams prm, std::vector<std::vector<T>> 
     threads.emplace_back([&, r] {
       CollParams mine = prm;
       mine.rank = r;
-      // Odd ranks: completions at posting and a plan made beforehand, as in
-      // the MPICH module; even ranks: every completion through wait_some.
-      const bool odd = r % 2 == 1;
-      LoopbackTransport<T> t(mb, r, send[r], recv[r], op, odd);
+      // Ranks 1 and 2 mod 4: completions at posting, as in the MPICH module;
+      // 0 and 3: every completion through wait_some. Odd ranks run the
+      // compiled program, as the bindings do; even ranks the general executor.
+      const bool immediate = r % 4 == 1 || r % 4 == 2;
+      LoopbackTransport<T> t(mb, r, send[r], recv[r], op, immediate);
       const Schedule s = generate(mine);
-      if (odd)
+      if (r % 2 == 1) {
+        ProgramRunner runner;
+        runner.run(compile(s), t);
+      } else if (immediate) {
         execute(s, plan_execution(s), t);
-      else
+      } else {
         execute(s, t);
+      }
     });
   }
   for (auto& t : threads) t.join();

@@ -17,6 +17,7 @@
 
 #include "coll/algorithms.hpp"
 #include "src/check/checker.hpp"
+#include "src/exec/program.hpp"
 
 using namespace gencoll;
 
@@ -76,7 +77,39 @@ struct Task {
   std::vector<std::uint64_t> seeds{0};  // CheckOptions::seed values to run
   bool fold = false;                     // CollParams::fold_rounds
   std::vector<std::uint64_t> counts;     // CollParams::counts (reduce_scatter)
+  bool compiled = false;  // check decompile(compile(s)) instead, after comparing the program with s
 };
+
+// Empty when program `p` has the steps of `s` (same indices): the same
+// messages (peer, wire tag, range) and local steps, the same dependencies;
+// else the first difference. Its permutations' moves are proved by the checker.
+std::string compare_compiled(const Schedule& s, const Program& p) {
+  if (p.ops.size() != s.steps.size()) return "the program has " + std::to_string(p.ops.size()) + " ops";
+  std::vector<std::vector<Handle>> deps(p.ops.size());
+  for (std::size_t i = 0; i < p.ops.size(); ++i)
+    for (std::uint32_t e = p.ops[i].succ_begin; e < p.ops[i].succ_begin + p.ops[i].succ_count; ++e)
+      deps[p.succ[e]].push_back(static_cast<Handle>(i));
+  for (std::size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& x = s.steps[i];
+    const Program::Op& o = p.ops[i];
+    const std::string at = "step " + std::to_string(i) + " (" + to_string(x.kind) + "): ";
+    std::vector<Handle> want(s.deps_begin(x), s.deps_end(x));
+    std::sort(want.begin(), want.end());
+    if (want != deps[i] || p.pending[i] != x.dep_count) return at + "other dependencies";
+    if (x.kind == StepKind::permute) {
+      if (o.kind != OpKind::moves) return at + "not compiled to moves";
+      continue;
+    }
+    if (o.peer != x.peer || !(o.src == x.src) || !(o.dst == x.dst) ||
+        o.tag != static_cast<std::uint32_t>(wire_tag(x.tag)))
+      return at + "other peer, tag or ranges";
+    if (x.kind == StepKind::fold &&
+        (o.extra_count != x.operand_count + 1 || !(p.operands[o.extra_begin] == x.src) ||
+         !std::equal(s.operands_begin(x), s.operands_end(x), p.operands.begin() + o.extra_begin + 1)))
+      return at + "other fold operands";
+  }
+  return "";
+}
 
 struct Outcome {
   std::vector<std::string> failures;
@@ -109,6 +142,16 @@ Outcome run_task(const Task& t) {
         ++out.too_big;
         continue;
       }
+      std::vector<Schedule> generated;
+      if (t.compiled) {
+        generated = s;
+        for (Schedule& x : s) {
+          const Program p = compile(x);
+          const std::string diff = compare_compiled(x, p);
+          if (!diff.empty()) out.failures.push_back(describe(prm, false) + " rank " + std::to_string(x.rank) + ": " + diff);
+          x = decompile(p);
+        }
+      }
       for (std::uint64_t seed : t.seeds) {
         for (bool in_place : {false, true}) {
           if (in_place && t.coll == Collective::bcast) continue;  // no such thing
@@ -133,7 +176,7 @@ Outcome run_task(const Task& t) {
                                    rep.error);
         }
       }
-      prev = std::move(s);
+      prev = t.compiled ? std::move(generated) : std::move(s);
     } catch (const std::exception& e) {
       out.failures.push_back(describe(prm, false) + "\n  threw: " + e.what());
     }
@@ -329,6 +372,21 @@ TEST_CASE("reduce_scatter_block generators pass the checker for p <= 64 and ever
 TEST_CASE("reduce_scatter generators pass the checker for p <= 64, every k and uneven counts",
           "[schedules][reduce_scatter]") {
   report(small_tasks(Collective::reduce_scatter));
+}
+
+TEST_CASE("compiled programs send the schedules' messages and pass the checker for p <= 24 and every k",
+          "[schedules][program]") {
+  std::vector<Task> tasks;
+  for (Collective c : all_collectives())
+    for (Task t : small_tasks(c, 24, {0, 7})) {
+      t.compiled = true;
+      tasks.push_back(std::move(t));
+    }
+  for (Task t : folded_tasks(16, {0})) {
+    t.compiled = true;
+    tasks.push_back(std::move(t));
+  }
+  report(tasks);
 }
 
 TEST_CASE("generators pass the checker in randomised orders for p <= 20", "[schedules][random]") {

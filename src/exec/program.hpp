@@ -1,0 +1,146 @@
+// A schedule compiled for running (issue 19): everything a call on a cache
+// hit would otherwise derive again is derived once, when the schedule is
+// generated. Who waits on each operation (CSR successor lists and initial
+// dependency counts), message tags already in wire form, each fold's operands
+// in one contiguous list, and each permutation walked into the list of unit
+// moves it is (through a spare unit at the end of the scratch), so no call
+// decomposes cycles or allocates a spare.
+//
+// run_program() executes one with static dispatch to the concrete transport
+// (a `final` class, or the C boundary's table of function pointers), so a call
+// costs no virtual call, allocation, lock or atomic operation per step. It is
+// the general executor's algorithm (post each step once its dependencies are
+// done, local steps at once, wait only when nothing can proceed), so it has the
+// executor's deadlock freedom and sends the same messages in the same order
+// per peer; decompile() turns a program back into a schedule for the checker,
+// which proves that for the configurations the tests cover.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+#include "src/core/schedule.hpp"
+#include "src/exec/transport.hpp"
+
+namespace gencoll {
+
+enum class OpKind : std::uint8_t {
+  send,
+  recv,
+  reduce,  // dst = src (op) dst
+  copy,
+  fold,    // dst = operands[0] (op) operands[1] (op) ... (op) dst
+  moves,   // the unit copies of a permutation, in order: moves[i].first -> .second
+};
+
+struct Program {
+  struct Op {
+    OpKind kind = OpKind::copy;
+    int peer = -1;
+    std::uint32_t tag = 0;  // wire_tag() of the step's sequence number
+    Range src, dst;
+    std::uint32_t succ_begin = 0, succ_count = 0;    // into succ
+    std::uint32_t extra_begin = 0, extra_count = 0;  // fold: into operands; moves: into moves
+  };
+  int rank = 0, size = 1;
+  std::vector<Op> ops;             // the schedule's steps, same indices
+  std::vector<std::uint32_t> succ;  // who waits on each op
+  std::vector<std::uint32_t> pending;  // dependencies of each op
+  std::vector<std::uint32_t> initial;  // ops without dependencies, last to run first
+  std::vector<Range> operands;
+  std::vector<std::pair<Range, Range>> moves;
+  std::uint64_t tmp_count = 0;  // the schedule's scratch and the permutations' spare unit
+  std::uint32_t messages = 0;   // send and recv ops: transports number their requests below it
+};
+
+Program compile(const Schedule& s);
+
+// The schedule the program runs: its steps, with each permutation as the
+// chain of copies (through the spare unit) it was compiled into.
+Schedule decompile(const Program& p);
+
+// The working arrays of run_program, kept between calls by their owner (one
+// per thread), so a call on a cached program allocates nothing.
+class ProgramRunner {
+ public:
+  // T: a Transport (called directly, so a final class dispatches statically)
+  // or anything with the same member functions and scratch(count).
+  template <class T>
+  void run(const Program& p, T& t) {
+    if (busy_) {
+      ProgramRunner nested;  // a transport that itself runs a collective
+      nested.run(p, t);
+      return;
+    }
+    struct Busy {
+      bool& flag;
+      explicit Busy(bool& f) : flag(f) { flag = true; }
+      ~Busy() { flag = false; }
+    } busy(busy_);
+    run_here(p, t);
+  }
+
+ private:
+  template <class T>
+  void run_here(const Program& p, T& t);
+
+  std::vector<std::uint32_t> pending_, ready_, op_of_;
+  std::vector<Transport::Request> done_;
+  bool busy_ = false;
+};
+
+template <class T>
+void ProgramRunner::run_here(const Program& p, T& t) {
+  const std::size_t n = p.ops.size();
+  pending_.assign(p.pending.begin(), p.pending.end());
+  ready_.assign(p.initial.begin(), p.initial.end());
+  if (op_of_.size() < p.messages) op_of_.resize(p.messages);
+  t.scratch(p.tmp_count);
+  std::size_t finished = 0, in_flight = 0;
+  const auto complete = [&](std::uint32_t i) {
+    ++finished;
+    const Program::Op& o = p.ops[i];
+    // In reverse, so the lowest-numbered successor is popped first.
+    for (std::uint32_t e = o.succ_begin + o.succ_count; e-- > o.succ_begin;)
+      if (--pending_[p.succ[e]] == 0) ready_.push_back(p.succ[e]);
+  };
+  const auto posted = [&](Transport::Request r, std::uint32_t i) {
+    if (r == Transport::kCompleted) return complete(i);
+    // Transports number a call's requests 0, 1, 2, ...
+    if (r >= p.messages) throw std::logic_error("gencoll: transport request ids are not dense");
+    op_of_[r] = i;
+    ++in_flight;
+  };
+  while (finished < n) {
+    while (!ready_.empty()) {
+      const std::uint32_t i = ready_.back();
+      ready_.pop_back();
+      const Program::Op& o = p.ops[i];
+      switch (o.kind) {
+        case OpKind::send: posted(t.isend(o.peer, o.tag, o.src), i); break;
+        case OpKind::recv: posted(t.irecv(o.peer, o.tag, o.dst), i); break;
+        case OpKind::reduce: t.reduce(o.src, o.dst); complete(i); break;
+        case OpKind::copy: t.copy(o.src, o.dst); complete(i); break;
+        case OpKind::fold: t.fold(p.operands.data() + o.extra_begin, o.extra_count, o.dst); complete(i); break;
+        case OpKind::moves:
+          for (std::uint32_t m = o.extra_begin; m < o.extra_begin + o.extra_count; ++m)
+            t.copy(p.moves[m].first, p.moves[m].second);
+          complete(i);
+          break;
+      }
+    }
+    if (finished == n) break;
+    if (in_flight == 0) throw std::logic_error("gencoll: program has a dependency cycle");
+    done_.clear();
+    t.wait_some(done_);
+    for (Transport::Request r : done_) {
+      if (r >= p.messages) throw std::logic_error("gencoll: transport reported an unknown request");
+      --in_flight;
+      complete(op_of_[r]);
+    }
+  }
+}
+
+}  // namespace gencoll
