@@ -1,16 +1,18 @@
-// The core's fixed cost per collective call (issue 19): gencoll_mpich_run, the
-// C entry point both MPI glues call, on callbacks that finish every operation
-// as it is posted, so what is timed is everything gencoll adds to a small
-// call: the schedule lookup, the transport indirection and the executor.
-// Beside it, the executor alone on the same schedule (C++ transport, plan in
-// hand): the difference is the lookup and the C boundary. A benchmark, not a
-// test: `build/benchmarks/call_bench`.
+// The core's fixed cost per collective call (issue 19), on transports that
+// finish every operation as it is posted, so what is timed is everything
+// gencoll adds to a small call. program_ns: gencoll_mpich_program, the one
+// crossing into the core of a glue that runs the program itself (both MPI
+// glues); run_ns: gencoll_mpich_run, the program run through a callback
+// table; runner_ns: the C++ runner of the interposition library on a final
+// transport, program in hand; executor_ns: the general executor, plan in
+// hand. A benchmark, not a test: `build/benchmarks/call_bench`.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
 #include "coll/algorithms.hpp"
 #include "src/cabi/gencoll_mpich.h"
+#include "src/exec/program.hpp"
 #include "src/exec/transport.hpp"
 
 using namespace gencoll;
@@ -34,6 +36,7 @@ int null_copy(void*, int, uint64_t, int, uint64_t, uint64_t) { return 0; }
 class NullTransport final : public Transport {
  public:
   void prepare(const Schedule&) override {}
+  void scratch(std::uint64_t) override {}
   Request isend(int, std::uint32_t, const Range&) override { return kCompleted; }
   Request irecv(int, std::uint32_t, const Range&) override { return kCompleted; }
   void wait_some(std::vector<Request>&) override {}
@@ -73,12 +76,17 @@ int main() {
       {GENCOLL_ALLGATHER, GENCOLL_KRING, Collective::allgather, Algorithm::kring, 0},
   };
   std::printf("# ns per call of 1 element at radix 2 on callbacks that finish every operation at once\n");
-  std::printf("%-10s %-22s %3s %5s %6s %12s %12s\n", "collective", "algorithm", "p", "rank", "steps", "run_ns",
-              "executor_ns");
+  std::printf("%-10s %-22s %3s %5s %6s %11s %11s %11s %12s\n", "collective", "algorithm", "p", "rank", "steps",
+              "program_ns", "run_ns", "runner_ns", "executor_ns");
   for (const int p : {2, 8}) {
     for (const Case& c : cases) {
       gencoll_call call{c.coll, c.alg, 2, p, c.rank, 0, 1, 1, nullptr};
       char err[256];
+      const gencoll_program* prog = nullptr;
+      std::uint32_t* work = nullptr;
+      const double lookup = ns_per_call([&] {
+        if (gencoll_mpich_program(&call, &prog, &work, err, sizeof err) != 0) std::fprintf(stderr, "call_bench: %s\n", err);
+      });
       const double run = ns_per_call([&] {
         if (gencoll_mpich_run(&call, &t, err, sizeof err) != 0) std::fprintf(stderr, "call_bench: %s\n", err);
       });
@@ -92,9 +100,12 @@ int main() {
       const Schedule s = generate(prm);
       const ExecPlan plan = plan_execution(s);
       NullTransport nt;
+      const Program program = compile(s);
+      ProgramRunner runner;
+      const double ran = ns_per_call([&] { runner.run(program, nt); });
       const double exec = ns_per_call([&] { execute(s, plan, nt); });
-      std::printf("%-10s %-22s %3d %5d %6zu %12.1f %12.1f\n", to_string(c.c), to_string(c.a), p, c.rank,
-                  s.steps.size(), run, exec);
+      std::printf("%-10s %-22s %3d %5d %6zu %11.1f %11.1f %11.1f %12.1f\n", to_string(c.c), to_string(c.a), p,
+                  c.rank, s.steps.size(), lookup, run, ran, exec);
     }
   }
   return 0;

@@ -1,37 +1,72 @@
 #!/usr/bin/env bash
-# The cost of generality through the MPICH module (issue 19): gencoll at the
-# fixed radix against MPICH's hand-written algorithm of the same schedule, all
-# four collectives, 8 B to 1 MiB, interleaved in one gencoll-bench run per
-# collective (best median of 5 rounds), ranks bound to cores; then
-# fixed_radix.py's ratio table. Needs the module's MPICH (scripts/build-mpich.sh
-# writes BUILD/mpich-prefix); build it without --progress-yield for bound ranks.
+# The cost of generality (issue 19): gencoll at the fixed radix against the
+# MPI's own hand-written algorithm of the same schedule, all four collectives,
+# 8 B to 1 MiB, interleaved in one gencoll-bench run per collective (best
+# median of 7 rounds of 1000 calls), ranks bound to cores; then fixed_radix.py's ratio table.
+#   --mpi mpich    (default) through the MPICH module: needs BUILD/mpich-prefix
+#                  (scripts/build-mpich.sh; without --progress-yield for bound ranks)
+#   --mpi openmpi  through the Open MPI coll component (BUILD/ompi-component)
+#                  against coll/tuned's algorithms
+#   --emulate N    (MPICH) one rank on each of N emulated hosts
+#                  (scripts/cluster.sh, root), NICs at --rate (default 1gbit):
+#                  where the network decides
 #
-# usage: benchmarks/fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR]
+# usage: benchmarks/fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi]
+#                                  [--emulate N [--rate R]]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR]}
+usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--emulate N [--rate R]]"
+out=${1:?$usage}
 shift
-np=2 build=$top/build
+np=2 build=$top/build mpi=mpich emulate= rate=1gbit
 while [ $# -gt 0 ]; do
   case $1 in
     --np) np=${2:?}; shift 2 ;;
+    --emulate) emulate=${2:?}; shift 2 ;;
+    --rate) rate=${2:?}; shift 2 ;;
     --build) build=${2:?}; shift 2 ;;
-    *) echo "fixed_radix.sh: unknown option '$1' (expected --np N, --build DIR)" >&2; exit 1 ;;
+    --mpi) mpi=${2:?}; shift 2 ;;
+    *) echo "fixed_radix.sh: unknown option '$1' ($usage)" >&2; exit 1 ;;
   esac
 done
-[ -f "$build/mpich-prefix" ] || { echo "fixed_radix.sh: no $build/mpich-prefix (run scripts/build-mpich.sh)" >&2; exit 1; }
-prefix=$(cat "$build/mpich-prefix")
+case $mpi in
+  mpich)
+    [ -f "$build/mpich-prefix" ] || { echo "fixed_radix.sh: no $build/mpich-prefix (run scripts/build-mpich.sh)" >&2; exit 1; }
+    prefix=$(cat "$build/mpich-prefix")
+    where=(-bind-to core)
+    if [ -n "$emulate" ]; then
+      [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
+      np=$emulate
+      bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
+      trap 'bash "$top/scripts/cluster.sh" down' EXIT
+      # One rank per host: each host's proxy would bind its rank to the same core.
+      read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args 1)"
+    fi
+    launch=("$prefix/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$prefix/lib"
+            "$build/benchmarks/gencoll-bench.mpich")
+    own=mpich ag_rd=recursive_doubling ag_bruck=brucks ar_rsag=reduce_scatter_allgather red_rsg=reduce_scatter_gather ;;
+  openmpi)
+    [ -z "$emulate" ] || { echo "fixed_radix.sh: --emulate runs MPICH only" >&2; exit 1; }
+    [ -f "$build/ompi-component/component-path" ] ||
+      { echo "fixed_radix.sh: no $build/ompi-component (configure found no Open MPI coll headers)" >&2; exit 1; }
+    # Shared memory between the ranks of this node, as Open MPI picks it;
+    # coll/tuned's algorithms switched with its dynamic rules.
+    launch=(mpiexec.openmpi --allow-run-as-root --bind-to core --mca btl self,vader -n "$np"
+            --mca mca_base_component_path "$(cat "$build/ompi-component/component-path")"
+            --mca coll_tuned_use_dynamic_rules 1 "$build/benchmarks/gencoll-bench.openmpi")
+    own=ompi ag_rd=recursive_doubling ag_bruck=bruck ar_rsag=rabenseifner red_rsg=rabenseifner ;;
+  *) echo "fixed_radix.sh: --mpi takes mpich or openmpi, not '$mpi'" >&2; exit 1 ;;
+esac
 mkdir -p "$out"
 run() {  # COLLECTIVE SWEEP
-  "$prefix/bin/mpiexec" -n "$np" -bind-to core -genv LD_LIBRARY_PATH "$prefix/lib" \
-    "$build/benchmarks/gencoll-bench.mpich" --coll "$1" -m 8:1048576 -i 200 -x 20 --max-time 0.05 --rounds 5 \
+  "${launch[@]}" --coll "$1" -m 8:1048576 -i 1000 -x 50 --max-time 0.05 --rounds 7 \
     --sweep "$2" --csv "$out/$1.csv" > "$out/$1.txt"
 }
 # k-ring with k = p is the ring.
-run allgather "recursive_multiplying:2,mpich:recursive_doubling,kring:$np,mpich:ring,kbruck:2,mpich:brucks"
-run allreduce "recursive_multiplying:2,mpich:recursive_doubling,rabenseifner:2,mpich:reduce_scatter_allgather"
-run bcast "knomial:2,mpich:binomial"
-run reduce "knomial:2,mpich:binomial,rabenseifner:2,mpich:reduce_scatter_gather"
+run allgather "recursive_multiplying:2,$own:$ag_rd,kring:$np,$own:ring,kbruck:2,$own:$ag_bruck"
+run allreduce "recursive_multiplying:2,$own:recursive_doubling,rabenseifner:2,$own:$ar_rsag"
+run bcast "knomial:2,$own:binomial"
+run reduce "knomial:2,$own:binomial,rabenseifner:2,$own:$red_rsg"
 { head -n 1 "$out/allgather.csv"
   for c in allgather allreduce bcast reduce; do tail -n +2 "$out/$c.csv"; done; } > "$out/bench.csv"
 rm -f "$out"/{allgather,allreduce,bcast,reduce}.csv

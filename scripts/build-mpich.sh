@@ -83,7 +83,7 @@ configure_flags=(--with-device=ch4:ucx --with-ucx=/usr --with-hwloc-prefix=/usr
   --with-datatype-engine=dataloop --with-pm=hydra
   --disable-fortran --disable-cxx --disable-romio --enable-shared --disable-static
   --enable-g=none --enable-fast=O2)
-# No path of the checkout goes into the build (the C ABI header is copied in
+# No path of the checkout goes into the build (the C ABI headers are copied in
 # beside the overlay), so the key is the inputs' content alone and clones in
 # different directories share one cached build.
 cppflags=""
@@ -91,7 +91,7 @@ cppflags=""
 
 patches=("$repo"/src/mpich/mpich-4.0.2-*.patch)
 registry=$("$registry_tool")
-key=$( { echo "$source_id"; cat "${patches[@]}" "$repo/src/cabi/gencoll_mpich.h" "$0";
+key=$( { echo "$source_id"; cat "${patches[@]}" "$repo/src/cabi/gencoll_mpich.h" "$repo/src/cabi/gencoll_run.h" "$0";
          echo "$registry"; cat "$repo/src/mpich/register.py";
          (cd "$repo/src/mpich/overlay" && find . -type f | sort | xargs cat);
          echo "${configure_flags[*]} $cppflags"; } | sha256sum | cut -c1-16)
@@ -125,7 +125,7 @@ else
   log "registering gencoll's algorithms (src/mpich/register.py)"
   python3 "$repo/src/mpich/register.py" --registry "$work/registry.json" .
   cp -r "$repo/src/mpich/overlay/." .
-  cp "$repo/src/cabi/gencoll_mpich.h" src/mpi/coll/include/
+  cp "$repo/src/cabi/gencoll_mpich.h" "$repo/src/cabi/gencoll_run.h" src/mpi/coll/include/
   log "regenerating MPICH's generated files (autogen.sh)"
   ./autogen.sh -quick > "$work/autogen.log" 2>&1 || { tail -30 "$work/autogen.log" >&2; exit 1; }
   install_core

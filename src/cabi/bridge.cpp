@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstddef>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -25,85 +26,100 @@
 namespace gencoll {
 namespace {
 
-// A callback's MPI error code on its way out of the executor.
-struct CallbackError {
-  int code;
-};
-
-void check(int rc) {
-  if (rc != 0) throw CallbackError{rc};
-}
-
-int wire_buf(Buf b) {
-  switch (b) {
-    case Buf::send: return GENCOLL_BUF_SEND;
-    case Buf::recv: return GENCOLL_BUF_RECV;
-    case Buf::tmp: return GENCOLL_BUF_TMP;
-  }
-  return GENCOLL_BUF_TMP;
-}
-
 static_assert(Transport::kCompleted == GENCOLL_REQUEST_COMPLETE, "one sentinel on both sides of the C boundary");
 
-class CallbackTransport final : public Transport {
- public:
-  explicit CallbackTransport(const gencoll_transport& t) : t_(t) {}
+// The program's arrays are handed to the glues as they are.
+static_assert(sizeof(Range) == sizeof(gencoll_range) && offsetof(Range, buf) == offsetof(gencoll_range, buf) &&
+                  offsetof(Range, offset) == offsetof(gencoll_range, offset) &&
+                  offsetof(Range, count) == offsetof(gencoll_range, count),
+              "Range is struct gencoll_range");
+static_assert(static_cast<int>(Buf::send) == GENCOLL_BUF_SEND && static_cast<int>(Buf::recv) == GENCOLL_BUF_RECV &&
+                  static_cast<int>(Buf::tmp) == GENCOLL_BUF_TMP,
+              "enum gencoll_buf");
+static_assert(sizeof(Program::Op) == sizeof(gencoll_op) && offsetof(Program::Op, kind) == offsetof(gencoll_op, kind) &&
+                  offsetof(Program::Op, peer) == offsetof(gencoll_op, peer) &&
+                  offsetof(Program::Op, tag) == offsetof(gencoll_op, tag) &&
+                  offsetof(Program::Op, src) == offsetof(gencoll_op, src) &&
+                  offsetof(Program::Op, dst) == offsetof(gencoll_op, dst) &&
+                  offsetof(Program::Op, succ_begin) == offsetof(gencoll_op, succ_begin) &&
+                  offsetof(Program::Op, succ_count) == offsetof(gencoll_op, succ_count) &&
+                  offsetof(Program::Op, extra_begin) == offsetof(gencoll_op, extra_begin) &&
+                  offsetof(Program::Op, extra_count) == offsetof(gencoll_op, extra_count),
+              "Program::Op is struct gencoll_op");
+static_assert(sizeof(Program::Move) == sizeof(gencoll_move) && offsetof(Program::Move, to) == offsetof(gencoll_move, to),
+              "Program::Move is struct gencoll_move");
+static_assert(static_cast<int>(OpKind::send) == GENCOLL_OP_SEND && static_cast<int>(OpKind::recv) == GENCOLL_OP_RECV &&
+                  static_cast<int>(OpKind::reduce) == GENCOLL_OP_REDUCE &&
+                  static_cast<int>(OpKind::copy) == GENCOLL_OP_COPY && static_cast<int>(OpKind::fold) == GENCOLL_OP_FOLD &&
+                  static_cast<int>(OpKind::moves) == GENCOLL_OP_MOVES,
+              "enum gencoll_op_kind");
 
-  void prepare(const Schedule& s) override {
-    // The in-place permutation needs one spare unit; it goes after the
-    // schedule's own scratch.
-    std::uint64_t spare = 0;
-    for (const PermutationSpec& p : s.perms) spare = std::max(spare, p.unit_count);
-    spare_offset_ = s.tmp_count;
-    scratch(s.tmp_count + spare);
-  }
-  void scratch(std::uint64_t count) override {
-    if (count > 0) check(t_.alloc_tmp(t_.ctx, count));
-  }
-  Request isend(int peer, std::uint32_t tag, const Range& src) override {
-    std::size_t id = 0;
-    check(t_.isend(t_.ctx, peer, wire_tag(tag), wire_buf(src.buf), src.offset, src.count, &id));
-    return id == GENCOLL_REQUEST_COMPLETE ? kCompleted : id;
-  }
-  Request irecv(int peer, std::uint32_t tag, const Range& dst) override {
-    std::size_t id = 0;
-    check(t_.irecv(t_.ctx, peer, wire_tag(tag), wire_buf(dst.buf), dst.offset, dst.count, &id));
-    return id == GENCOLL_REQUEST_COMPLETE ? kCompleted : id;
-  }
-  void wait_some(std::vector<Request>& done) override {
-    std::size_t n = 0;
-    check(t_.wait_some(t_.ctx, ids_.data(), ids_.size(), &n));
-    if (n == 0) throw std::logic_error("gencoll: wait_some reported no completion");
-    done.insert(done.end(), ids_.begin(), ids_.begin() + static_cast<std::ptrdiff_t>(n));
-  }
-  void reduce(const Range& in, const Range& inout) override {
-    if (in.count == 0) return;
-    check(t_.reduce(t_.ctx, wire_buf(in.buf), in.offset, wire_buf(inout.buf), inout.offset, in.count));
-  }
-  void copy(const Range& src, const Range& dst) override {
-    if (dst.count == 0) return;
-    check(t_.copy(t_.ctx, wire_buf(src.buf), src.offset, wire_buf(dst.buf), dst.offset, dst.count));
-  }
-  void permute(const Range& region, const PermutationSpec& spec) override {
-    const std::uint64_t unit = spec.unit_count;
-    if (unit == 0) return;
-    const int buf = wire_buf(region.buf);
-    const auto at = [&](std::int64_t u) {
-      return u == kSpare ? std::pair{static_cast<int>(GENCOLL_BUF_TMP), spare_offset_}
-                         : std::pair{buf, region.offset + static_cast<std::uint64_t>(u) * unit};
-    };
-    permute_by_cycles(unit_destinations(spec), [&](std::int64_t from, std::int64_t to) {
-      const auto [fb, fo] = at(from);
-      const auto [tb, to_off] = at(to);
-      check(t_.copy(t_.ctx, fb, fo, tb, to_off, unit));
-    });
-  }
+gencoll_program c_view(const Program& p) {
+  gencoll_program v{};
+  v.nops = static_cast<std::uint32_t>(p.ops.size());
+  v.ninitial = static_cast<std::uint32_t>(p.initial.size());
+  v.messages = p.messages;
+  v.ops = reinterpret_cast<const gencoll_op*>(p.ops.data());
+  v.succ = p.succ.data();
+  v.pending = p.pending.data();
+  v.initial = p.initial.data();
+  v.operands = reinterpret_cast<const gencoll_range*>(p.operands.data());
+  v.moves = reinterpret_cast<const gencoll_move*>(p.moves.data());
+  v.tmp_count = p.tmp_count;
+  return v;
+}
 
- private:
-  gencoll_transport t_;
-  std::uint64_t spare_offset_ = 0;
-  std::array<std::size_t, 64> ids_;  // written by wait_some before it is read
+// gencoll_mpich_run's transport: the callback table of a glue that does not
+// run programs itself (and the tests of the C boundary), under the runner
+// the glues include.
+struct CallbackRun {
+  const gencoll_transport* t;
+  std::vector<std::uint32_t>* op_of;  // the callbacks' request ids (dense) -> op
+  std::array<std::size_t, 16> ids;
 };
+
+}  // namespace
+}  // namespace gencoll
+
+#define GENCOLL_RUN_CTX gencoll::CallbackRun
+namespace {
+int gencoll_run_scratch(gencoll::CallbackRun* c, uint64_t count) {
+  return count > 0 ? c->t->alloc_tmp(c->t->ctx, count) : 0;
+}
+// The callback table has no blocking calls: `alone` ops are posted as any.
+int gencoll_run_post(gencoll::CallbackRun* c, const gencoll_op* o, uint32_t op, int /*alone*/, int* in_flight) {
+  std::size_t id = 0;
+  const gencoll_range& r = o->kind == GENCOLL_OP_SEND ? o->src : o->dst;
+  const int rc = (o->kind == GENCOLL_OP_SEND ? c->t->isend : c->t->irecv)(c->t->ctx, o->peer, static_cast<int>(o->tag),
+                                                                           r.buf, r.offset, r.count, &id);
+  if (rc != 0) return rc;
+  *in_flight = id != GENCOLL_REQUEST_COMPLETE;
+  if (!*in_flight) return 0;
+  if (id >= c->op_of->size()) return GENCOLL_MPICH_EINTERNAL;  // ids are 0, 1, 2, ... below the messages
+  (*c->op_of)[id] = op;
+  return 0;
+}
+int gencoll_run_wait(gencoll::CallbackRun* c, uint32_t* ops, size_t cap, size_t* n) {
+  cap = std::min(cap, c->ids.size());
+  const int rc = c->t->wait_some(c->t->ctx, c->ids.data(), cap, n);
+  if (rc != 0) return rc;
+  for (std::size_t j = 0; j < *n; ++j) {
+    if (c->ids[j] >= c->op_of->size()) return GENCOLL_MPICH_EINTERNAL;
+    ops[j] = (*c->op_of)[c->ids[j]];
+  }
+  return 0;
+}
+int gencoll_run_reduce(gencoll::CallbackRun* c, const gencoll_range* in, const gencoll_range* io) {
+  return in->count == 0 ? 0 : c->t->reduce(c->t->ctx, in->buf, in->offset, io->buf, io->offset, in->count);
+}
+int gencoll_run_copy(gencoll::CallbackRun* c, const gencoll_range* src, const gencoll_range* dst) {
+  return dst->count == 0 ? 0 : c->t->copy(c->t->ctx, src->buf, src->offset, dst->buf, dst->offset, dst->count);
+}
+}  // namespace
+#include "src/cabi/gencoll_run.h"
+
+namespace gencoll {
+namespace {
 
 // The thread's schedules (MPICH gives no per-communicator hook here, and a
 // lock was a tenth of a small call's own time): the last few calls', found by
@@ -121,8 +137,12 @@ struct ThreadSchedules {
   };
   std::array<Memo, 4> memo;
   std::size_t next = 0;  // the entry the next miss replaces
-  bool running = false;  // a call is executing: a nested one leaves the memo alone
-  ProgramRunner runner;
+  // What gencoll_mpich_program last handed out, valid until the thread's next call.
+  std::shared_ptr<const CachedSchedule> held;  // a call the memo does not keep
+  gencoll_program view{};
+  std::vector<std::uint32_t> work;  // the runner's counters
+  std::vector<std::uint32_t> op_of;  // gencoll_mpich_run's request ids
+  bool running = false;  // gencoll_mpich_run is executing: a nested call takes its own
 };
 
 ThreadSchedules& schedules() {
@@ -180,43 +200,31 @@ std::shared_ptr<const CachedSchedule> checked_schedule(const gencoll_call* call,
 }  // namespace
 }  // namespace gencoll
 
-using namespace gencoll;
+namespace gencoll {
+namespace {
 
-extern "C" {
+// The program of `call`: the memo's, else the cache's (held until the next
+// call). MPI_Reduce_scatter's calls bypass the memo: its recvcounts are the
+// caller's to keep, not the memo's.
+const Program& find_program(ThreadSchedules& ts, const gencoll_call* call) {
+  if (call->counts != nullptr) {
+    ts.held = checked_schedule(call, ts.recent);
+    return ts.held->program;
+  }
+  for (const ThreadSchedules::Memo& m : ts.memo)
+    if (m.schedule && same_call(m.call, *call)) return m.schedule->program;
+  ThreadSchedules::Memo& m = ts.memo[ts.next];
+  m.schedule = checked_schedule(call, ts.recent);
+  m.call = *call;
+  ts.next = (ts.next + 1) % ts.memo.size();
+  return m.schedule->program;
+}
 
-int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char* err, size_t errlen) {
+// Runs `f`, turning what it throws into the C boundary's error and message.
+template <typename F>
+int guarded(char* err, std::size_t errlen, F&& f) {
   try {
-    ThreadSchedules& ts = schedules();
-    CallbackTransport tr(*t);
-    // Nested calls and MPI_Reduce_scatter's (its recvcounts are the caller's
-    // to keep, not the memo's) take their own reference from the cache.
-    if (ts.running || call->counts != nullptr) {
-      const std::shared_ptr<const CachedSchedule> sched = checked_schedule(call, ts.recent);
-      ts.runner.run(sched->program, tr);
-      return 0;
-    }
-    const CachedSchedule* sched = nullptr;
-    for (const ThreadSchedules::Memo& m : ts.memo)
-      if (m.schedule && same_call(m.call, *call)) {
-        sched = m.schedule.get();
-        break;
-      }
-    if (sched == nullptr) {
-      ThreadSchedules::Memo& m = ts.memo[ts.next];
-      m.schedule = checked_schedule(call, ts.recent);
-      m.call = *call;
-      sched = m.schedule.get();
-      ts.next = (ts.next + 1) % ts.memo.size();
-    }
-    struct Running {
-      bool& flag;
-      explicit Running(bool& f) : flag(f) { flag = true; }
-      ~Running() { flag = false; }
-    } running(ts.running);
-    ts.runner.run(sched->program, tr);
-    return 0;
-  } catch (const CallbackError& e) {
-    return e.code;
+    return f();
   } catch (const std::bad_alloc&) {
     message(err, errlen, "gencoll: out of memory while generating the schedule");
   } catch (const std::exception& e) {
@@ -225,6 +233,57 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
     message(err, errlen, "gencoll: unknown internal error");
   }
   return GENCOLL_MPICH_EINTERNAL;
+}
+
+}  // namespace
+}  // namespace gencoll
+
+using namespace gencoll;
+
+extern "C" {
+
+int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** program, uint32_t** work, char* err,
+                          size_t errlen) {
+  return guarded(err, errlen, [&] {
+    ThreadSchedules& ts = schedules();
+    const Program& p = find_program(ts, call);
+    if (ts.work.size() < 2 * p.ops.size()) ts.work.resize(2 * p.ops.size());
+    ts.view = c_view(p);
+    *program = &ts.view;
+    *work = ts.work.data();
+    return 0;
+  });
+}
+
+int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char* err, size_t errlen) {
+  return guarded(err, errlen, [&] {
+    ThreadSchedules& ts = schedules();
+    // A callback that itself runs a collective (none of the glues' does)
+    // gets its own program reference and counters.
+    std::shared_ptr<const CachedSchedule> own;
+    std::vector<std::uint32_t> own_work, own_op_of;
+    const bool nested = ts.running;
+    const Program* p = nullptr;
+    if (nested) {
+      own = checked_schedule(call, ts.recent);
+      p = &own->program;
+    } else {
+      p = &find_program(ts, call);
+    }
+    std::vector<std::uint32_t>& work = nested ? own_work : ts.work;
+    std::vector<std::uint32_t>& op_of = nested ? own_op_of : ts.op_of;
+    if (work.size() < 2 * p->ops.size()) work.resize(2 * p->ops.size());
+    if (op_of.size() < p->messages) op_of.resize(p->messages);
+    const gencoll_program view = c_view(*p);
+    CallbackRun run{t, &op_of, {}};
+    struct Running {
+      bool& flag;
+      bool was;
+      explicit Running(bool& f) : flag(f), was(f) { flag = true; }
+      ~Running() { flag = was; }
+    } running(ts.running);
+    return gencoll_run_program(&run, &view, work.data());
+  });
 }
 
 int gencoll_mpich_supports(int coll, int alg) {

@@ -24,7 +24,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 4
+#define GENCOLL_MPICH_ABI_VERSION 5
 
 enum gencoll_coll {
     GENCOLL_ALLGATHER = 0,
@@ -79,6 +79,54 @@ struct gencoll_transport {
     int (*reduce) (void *ctx, int in_buf, uint64_t in_off, int io_buf, uint64_t io_off, uint64_t count);
     int (*copy) (void *ctx, int src_buf, uint64_t src_off, int dst_buf, uint64_t dst_off, uint64_t count);
 };
+
+/* A compiled program (src/exec/program.hpp, in C layout): what a glue runs
+ * itself with gencoll_run.h, calling its MPI's functions directly, so a call
+ * crosses into the core once, to find its program, and not at every step. */
+struct gencoll_range {
+    uint8_t buf;                /* enum gencoll_buf */
+    uint64_t offset, count;     /* elements */
+};
+
+enum gencoll_op_kind {
+    GENCOLL_OP_SEND = 0,
+    GENCOLL_OP_RECV = 1,
+    GENCOLL_OP_REDUCE = 2,      /* dst = src (op) dst */
+    GENCOLL_OP_COPY = 3,
+    GENCOLL_OP_FOLD = 4,        /* dst = operands[0] (op) ... (op) operands[n-1] (op) dst, pairwise */
+    GENCOLL_OP_MOVES = 5        /* the copies moves[0 .. n) in order (a permutation) */
+};
+
+struct gencoll_op {
+    uint8_t kind;               /* enum gencoll_op_kind */
+    int32_t peer;
+    uint32_t tag;               /* wire tag, < 32768 */
+    struct gencoll_range src, dst;
+    uint32_t succ_begin, succ_count;    /* the ops waiting on this one: succ[succ_begin ..] */
+    uint32_t extra_begin, extra_count;  /* FOLD: operands[..]; MOVES: moves[..] */
+};
+
+struct gencoll_move {
+    struct gencoll_range from, to;
+};
+
+struct gencoll_program {
+    uint32_t nops, ninitial, messages;
+    const struct gencoll_op *ops;
+    const uint32_t *succ;
+    const uint32_t *pending;    /* dependencies of each op */
+    const uint32_t *initial;    /* the ops without dependencies, the last to run first */
+    const struct gencoll_range *operands;
+    const struct gencoll_move *moves;
+    uint64_t tmp_count;         /* scratch elements (GENCOLL_BUF_TMP) */
+};
+
+/* The program of one call, and room for 2 * nops counters the runner works
+ * in. Both belong to the calling thread and stay valid until its next call
+ * into gencoll, so a glue runs the program before calling again. Returns 0,
+ * or GENCOLL_MPICH_EINTERNAL with a message in `err`. */
+int gencoll_mpich_program(const struct gencoll_call *call, const struct gencoll_program **program,
+                          uint32_t ** work, char *err, size_t errlen);
 
 /* Runs one collective call. Returns MPI_SUCCESS, a callback's error code, or
  * GENCOLL_MPICH_EINTERNAL with a message in `err` (bad parameters, no memory). */

@@ -77,7 +77,7 @@ Program compile(const Schedule& s) {
                              : Range{st.dst.buf, st.dst.offset + static_cast<std::uint64_t>(u) * unit, unit};
         };
         permute_by_cycles(unit_destinations(spec), [&](std::int64_t from, std::int64_t to) {
-          p.moves.emplace_back(at(from), at(to));
+          p.moves.push_back(Program::Move{at(from), at(to)});
         });
       }
       o.extra_count = u32(p.moves.size() - o.extra_begin, "moves");
@@ -89,8 +89,8 @@ Program compile(const Schedule& s) {
   // buffered as unexpected and copied again (MPI's own algorithms post their
   // receives first for the same reason). Only sends and receives trade
   // places, so each peer's messages keep their order in each direction.
-  const auto receives_first = [&](auto first, auto last) {
-    std::stable_partition(first, last, [&](std::uint32_t i) { return p.ops[i].kind == OpKind::recv; });
+  const auto receives_first = [&](auto lo, auto hi) {
+    std::stable_partition(lo, hi, [&](std::uint32_t i) { return p.ops[i].kind == OpKind::recv; });
   };
   for (std::size_t i = 0; i < n; ++i)
     receives_first(p.succ.begin() + first[i], p.succ.begin() + first[i + 1]);
@@ -162,7 +162,7 @@ Schedule decompile(const Program& p) {
         for (std::uint32_t m = o.extra_begin; m < o.extra_begin + o.extra_count; ++m) {
           const std::vector<Handle> prev =
               m == o.extra_begin ? deps[i] : std::vector<Handle>{static_cast<Handle>(s.steps.size() - 1)};
-          add(StepKind::copy, o, p.moves[m].first, p.moves[m].second, prev);
+          add(StepKind::copy, o, p.moves[m].from, p.moves[m].to, prev);
         }
         break;
       }

@@ -32,9 +32,11 @@ enum class OpKind : std::uint8_t {
   reduce,  // dst = src (op) dst
   copy,
   fold,    // dst = operands[0] (op) operands[1] (op) ... (op) dst
-  moves,   // the unit copies of a permutation, in order: moves[i].first -> .second
+  moves,   // the unit copies of a permutation, in order: moves[i].from -> .to
 };
 
+// Plain data throughout: the C boundary (src/cabi/gencoll_mpich.h) hands
+// these arrays to the glues as they are, in the layout of its structs.
 struct Program {
   struct Op {
     OpKind kind = OpKind::copy;
@@ -50,7 +52,10 @@ struct Program {
   std::vector<std::uint32_t> pending;  // dependencies of each op
   std::vector<std::uint32_t> initial;  // ops without dependencies, last to run first
   std::vector<Range> operands;
-  std::vector<std::pair<Range, Range>> moves;
+  struct Move {
+    Range from, to;
+  };
+  std::vector<Move> moves;
   std::uint64_t tmp_count = 0;  // the schedule's scratch and the permutations' spare unit
   std::uint32_t messages = 0;   // send and recv ops: transports number their requests below it
 };
@@ -119,14 +124,23 @@ void ProgramRunner::run_here(const Program& p, T& t) {
       ready_.pop_back();
       const Program::Op& o = p.ops[i];
       switch (o.kind) {
-        case OpKind::send: posted(t.isend(o.peer, o.tag, o.src), i); break;
-        case OpKind::recv: posted(t.irecv(o.peer, o.tag, o.dst), i); break;
+        case OpKind::send:
+        case OpKind::recv:
+          if (ready_.empty() && in_flight == 0) {
+            // Alone: nothing else can start before it finishes.
+            if (o.kind == OpKind::send) t.send(o.peer, o.tag, o.src);
+            else t.recv(o.peer, o.tag, o.dst);
+            complete(i);
+          } else {
+            posted(o.kind == OpKind::send ? t.isend(o.peer, o.tag, o.src) : t.irecv(o.peer, o.tag, o.dst), i);
+          }
+          break;
         case OpKind::reduce: t.reduce(o.src, o.dst); complete(i); break;
         case OpKind::copy: t.copy(o.src, o.dst); complete(i); break;
         case OpKind::fold: t.fold(p.operands.data() + o.extra_begin, o.extra_count, o.dst); complete(i); break;
         case OpKind::moves:
           for (std::uint32_t m = o.extra_begin; m < o.extra_begin + o.extra_count; ++m)
-            t.copy(p.moves[m].first, p.moves[m].second);
+            t.copy(p.moves[m].from, p.moves[m].to);
           complete(i);
           break;
       }

@@ -38,6 +38,12 @@ class Transport {
   virtual Request irecv(int peer, std::uint32_t tag, const Range& dst) = 0;
   // Blocks until at least one posted request finished; appends their ids.
   virtual void wait_some(std::vector<Request>& done) = 0;
+  // The blocking forms, for a message with nothing else in flight and nothing
+  // else able to start before it finishes (the blocking calls of an MPI's own
+  // algorithms; a small blocking send may need no request). By default posted
+  // and waited for.
+  virtual void send(int peer, std::uint32_t tag, const Range& src) { wait_alone(isend(peer, tag, src)); }
+  virtual void recv(int peer, std::uint32_t tag, const Range& dst) { wait_alone(irecv(peer, tag, dst)); }
   virtual void reduce(const Range& in, const Range& inout) = 0;  // inout = in op inout
   // inout = in[0] op in[1] op ... op in[n-1] op inout (a fold step: in[0] is
   // its src, in[1..] its middle operands, which may be left with any data).
@@ -48,6 +54,13 @@ class Transport {
   }
   virtual void copy(const Range& src, const Range& dst) = 0;
   virtual void permute(const Range& region, const PermutationSpec& spec) = 0;
+
+ private:
+  // Waits for `r`, the only request in flight.
+  void wait_alone(Request r) {
+    std::vector<Request> done;
+    while (r != kCompleted && done.empty()) wait_some(done);
+  }
 };
 
 // What the executor derives from a schedule before running it: who waits on

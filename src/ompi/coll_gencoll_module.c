@@ -17,6 +17,7 @@
 #include <ompi/request/request.h>
 #include <ompi/runtime/mpiruntime.h>
 #include <opal/mca/hwloc/hwloc-internal.h>
+#include <opal/runtime/opal_progress.h>
 
 static int gencoll_module_enable(mca_coll_base_module_t *module, struct ompi_communicator_t *comm);
 
@@ -81,6 +82,11 @@ static int gencoll_module_enable(mca_coll_base_module_t *module, struct ompi_com
  * nothing. */
 #define INLINE_TMP_BYTES 512
 
+struct inflight {
+    ompi_request_t *req;
+    uint32_t op;                /* the program's op it carries */
+};
+
 struct ctx {
     struct ompi_communicator_t *comm;
     const char *sendbuf;
@@ -92,21 +98,9 @@ struct ctx {
     ptrdiff_t extent;
     char *tmp, *tmp_base;
     int tag_base, tags;         /* this call's tags: tag_base - [0, tags) */
-    ompi_request_t **reqs;      /* by id */
-    size_t nreqs, cap;
-    size_t *active;             /* ids in flight */
-    size_t nactive;
-    ompi_request_t **waiting;   /* wait_some's arguments, sized like active */
-    int *indices;
-    /* Completed (and already freed by ompi_request_wait_some) beyond what the
-     * core took in one wait: reported by the next wait without blocking. */
-    size_t *backlog;
-    size_t nbacklog;
-    ompi_request_t *reqs_inline[INLINE_REQUESTS];
-    size_t active_inline[INLINE_REQUESTS];
-    ompi_request_t *waiting_inline[INLINE_REQUESTS];
-    int indices_inline[INLINE_REQUESTS];
-    size_t backlog_inline[INLINE_REQUESTS];
+    struct inflight *active;    /* requests in flight, in no order */
+    size_t nactive, cap;
+    struct inflight active_inline[INLINE_REQUESTS];
     union {                     /* aligned for any element type */
         double d;
         long double ld;
@@ -126,16 +120,18 @@ static char *addr(struct ctx *c, int buf, uint64_t offset)
     }
 }
 
-static int alloc_tmp(void *vc, uint64_t count)
+/* The transport of gencoll_run.h: the PML and Open MPI's datatype and op
+ * engines, called directly. */
+
+static int gencoll_run_scratch(struct ctx *c, uint64_t count)
 {
-    struct ctx *c = vc;
+    if (count == 0) return OMPI_SUCCESS;
     ptrdiff_t true_lb = 0, true_extent = 0;
     ompi_datatype_get_true_extent(c->dtype, &true_lb, &true_extent);
     /* Laid out like the user's buffer, its true lower bound on the allocation. */
     ptrdiff_t span = c->extent > true_extent ? c->extent : true_extent;
     /* A size no address space holds is out of memory, not a wrapped-around small one. */
-    if (count == 0 || (span > 0 && count - 1 > (uint64_t) ((PTRDIFF_MAX - true_extent) / span)))
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (span > 0 && count - 1 > (uint64_t) ((PTRDIFF_MAX - true_extent) / span)) return OMPI_ERR_OUT_OF_RESOURCE;
     size_t bytes = (size_t) ((ptrdiff_t) (count - 1) * span + true_extent);
     if (bytes <= sizeof(c->tmp_inline)) {
         c->tmp_base = c->tmp_inline.bytes - true_lb;
@@ -147,134 +143,114 @@ static int alloc_tmp(void *vc, uint64_t count)
     return OMPI_SUCCESS;
 }
 
-static int grow(struct ctx *c)
+static int track(struct ctx *c, ompi_request_t *req, uint32_t op)
 {
-    size_t cap = 2 * c->cap;
-    int was_inline = c->reqs == c->reqs_inline;
-    ompi_request_t **r = malloc(cap * sizeof(*r)), **w = malloc(cap * sizeof(*w));
-    size_t *a = malloc(cap * sizeof(*a)), *b = malloc(cap * sizeof(*b));
-    int *ix = malloc(cap * sizeof(*ix));
-    if (!r || !w || !a || !b || !ix) {
-        free(r), free(w), free(a), free(b), free(ix);
-        return OMPI_ERR_OUT_OF_RESOURCE;
+    if (c->nactive == c->cap) {
+        size_t cap = 2 * c->cap;
+        struct inflight *a = malloc(cap * sizeof(*a));
+        if (a == NULL) {
+            /* Not tracked: completed here, so nothing is left pointing into the buffers. */
+            ompi_request_wait(&req, MPI_STATUS_IGNORE);
+            return OMPI_ERR_OUT_OF_RESOURCE;
+        }
+        memcpy(a, c->active, c->nactive * sizeof(*a));
+        if (c->active != c->active_inline) free(c->active);
+        c->active = a;
+        c->cap = cap;
     }
-    memcpy(r, c->reqs, c->nreqs * sizeof(*r));
-    memcpy(a, c->active, c->nactive * sizeof(*a));
-    memcpy(b, c->backlog, c->nbacklog * sizeof(*b));
-    if (!was_inline) free(c->reqs), free(c->active), free(c->waiting), free(c->indices), free(c->backlog);
-    c->reqs = r, c->active = a, c->waiting = w, c->indices = ix, c->backlog = b, c->cap = cap;
+    c->active[c->nactive].req = req;
+    c->active[c->nactive].op = op;
+    c->nactive++;
     return OMPI_SUCCESS;
 }
 
-/* A request that finished while being posted is freed at once and the core
- * learns so from the id, without a wait_some round trip. */
-static int posted(struct ctx *c, ompi_request_t *req, size_t *id)
+static int gencoll_run_post(struct ctx *c, const struct gencoll_op *o, uint32_t op, int alone, int *in_flight)
 {
-    if (REQUEST_COMPLETE(req)) {
-        int rc = req->req_status.MPI_ERROR;
-        ompi_request_free(&req);
-        *id = GENCOLL_REQUEST_COMPLETE;
-        return rc;
-    }
-    if (c->nreqs == c->cap && grow(c) != OMPI_SUCCESS) {
-        /* Still tracked by the caller's cleanup: wait for it here. */
-        ompi_request_wait(&req, MPI_STATUS_IGNORE);
-        return OMPI_ERR_OUT_OF_RESOURCE;
-    }
-    *id = c->nreqs;
-    c->reqs[c->nreqs++] = req;
-    c->active[c->nactive++] = *id;
-    return OMPI_SUCCESS;
-}
-
-static int tag_of(struct ctx *c, int seq, int *tag)
-{
-    if (seq < 0 || seq >= c->tags) return OMPI_ERR_BAD_PARAM;
-    *tag = c->tag_base - seq;
-    return OMPI_SUCCESS;
-}
-
-static int isend(void *vc, int peer, int seq, int buf, uint64_t offset, uint64_t count, size_t *id)
-{
-    struct ctx *c = vc;
     ompi_request_t *req = NULL;
-    int tag, rc = tag_of(c, seq, &tag);
-    if (rc != OMPI_SUCCESS) return rc;
-    if (buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
+    int rc;
+    /* No schedule sends more than c->tags messages to one peer. */
+    if (o->tag >= (uint32_t) c->tags) return OMPI_ERR_BAD_PARAM;
+    const int tag = c->tag_base - (int) o->tag;
+    if (alone) {
+        /* The blocking calls of Open MPI's own algorithms. */
+        *in_flight = 0;
+        if (o->kind == GENCOLL_OP_RECV)
+            return MCA_PML_CALL(recv(addr(c, o->dst.buf, o->dst.offset), (size_t) o->dst.count, c->dtype, o->peer,
+                                     tag, c->comm, MPI_STATUS_IGNORE));
+        if (o->src.buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
+            return MCA_PML_CALL(send(c->sendbuf, (size_t) c->sendcount, c->sendtype, o->peer, tag,
+                                     MCA_PML_BASE_SEND_STANDARD, c->comm));
+        return MCA_PML_CALL(send(addr(c, o->src.buf, o->src.offset), (size_t) o->src.count, c->dtype, o->peer, tag,
+                                 MCA_PML_BASE_SEND_STANDARD, c->comm));
+    }
+    if (o->kind == GENCOLL_OP_RECV)
+        rc = MCA_PML_CALL(irecv(addr(c, o->dst.buf, o->dst.offset), (size_t) o->dst.count, c->dtype, o->peer, tag,
+                                c->comm, &req));
+    else if (o->src.buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
         /* Only the whole input leaves from the send buffer (allgather's
          * block), described by the caller's send type. */
-        rc = MCA_PML_CALL(isend(c->sendbuf, (size_t) c->sendcount, c->sendtype, peer, tag,
+        rc = MCA_PML_CALL(isend(c->sendbuf, (size_t) c->sendcount, c->sendtype, o->peer, tag,
                                 MCA_PML_BASE_SEND_STANDARD, c->comm, &req));
     else
-        rc = MCA_PML_CALL(isend(addr(c, buf, offset), (size_t) count, c->dtype, peer, tag,
+        rc = MCA_PML_CALL(isend(addr(c, o->src.buf, o->src.offset), (size_t) o->src.count, c->dtype, o->peer, tag,
                                 MCA_PML_BASE_SEND_STANDARD, c->comm, &req));
     if (rc != OMPI_SUCCESS) return rc;
-    return posted(c, req, id);
-}
-
-static int irecv(void *vc, int peer, int seq, int buf, uint64_t offset, uint64_t count, size_t *id)
-{
-    struct ctx *c = vc;
-    ompi_request_t *req = NULL;
-    int tag, rc = tag_of(c, seq, &tag);
-    if (rc != OMPI_SUCCESS) return rc;
-    rc = MCA_PML_CALL(irecv(addr(c, buf, offset), (size_t) count, c->dtype, peer, tag, c->comm, &req));
-    if (rc != OMPI_SUCCESS) return rc;
-    return posted(c, req, id);
-}
-
-static int wait_some(void *vc, size_t *ids, size_t cap, size_t *n)
-{
-    struct ctx *c = vc;
-    *n = 0;
-    int rc = OMPI_SUCCESS;
-    if (c->nbacklog == 0) {
-        if (c->nactive == 0) return OMPI_SUCCESS;
-        for (size_t i = 0; i < c->nactive; i++) c->waiting[i] = c->reqs[c->active[i]];
-        int out = 0;
-        rc = ompi_request_wait_some(c->nactive, c->waiting, &out, c->indices, MPI_STATUSES_IGNORE);
-        if (out == MPI_UNDEFINED) out = 0;
-        /* Every request reported is finished: off `active`, highest position
-         * first so the swaps move only unfinished ones; into the backlog, all
-         * of them, since wait_some has freed them whether or not the core
-         * takes them now. A request that failed is not freed by wait_some. */
-        for (int j = 0; j < out; j++)
-            for (int i = j + 1; i < out; i++)
-                if (c->indices[i] > c->indices[j]) {
-                    int t = c->indices[i];
-                    c->indices[i] = c->indices[j];
-                    c->indices[j] = t;
-                }
-        for (int j = 0; j < out; j++) {
-            size_t pos = (size_t) c->indices[j];
-            size_t id = c->active[pos];
-            if (c->waiting[pos] != MPI_REQUEST_NULL) ompi_request_free(&c->waiting[pos]);
-            c->reqs[id] = MPI_REQUEST_NULL;
-            c->active[pos] = c->active[--c->nactive];
-            c->backlog[c->nbacklog++] = id;
-        }
+    /* One that finished while being posted is freed at once, without a wait. */
+    if (REQUEST_COMPLETE(req)) {
+        rc = req->req_status.MPI_ERROR;
+        ompi_request_free(&req);
+        *in_flight = 0;
+        return rc;
     }
-    while (*n < cap && c->nbacklog > 0) ids[(*n)++] = c->backlog[--c->nbacklog];
-    return rc;
+    *in_flight = 1;
+    return track(c, req, op);
 }
 
-static int reduce(void *vc, int in_buf, uint64_t in_off, int io_buf, uint64_t io_off, uint64_t count)
+/* Waits as Open MPI's own blocking algorithms do (ompi_request_wait_completion
+ * without threads): progress until a request completes; opal_progress yields
+ * the core where mpi_yield_when_idle says so. */
+static int gencoll_run_wait(struct ctx *c, uint32_t *ops, size_t cap, size_t *n)
 {
-    struct ctx *c = vc;
-    ompi_op_reduce(c->op, addr(c, in_buf, in_off), addr(c, io_buf, io_off), (size_t) count, c->dtype);
+    *n = 0;
+    for (;;) {
+        for (size_t i = 0; i < c->nactive && *n < cap;) {
+            ompi_request_t *req = c->active[i].req;
+            if (!REQUEST_COMPLETE(req)) {
+                i++;
+                continue;
+            }
+            int rc = req->req_status.MPI_ERROR;
+            ops[(*n)++] = c->active[i].op;
+            c->active[i] = c->active[--c->nactive];
+            ompi_request_free(&req);
+            if (rc != OMPI_SUCCESS) return rc;
+        }
+        if (*n > 0 || c->nactive == 0) return OMPI_SUCCESS;
+        opal_progress();
+    }
+}
+
+static int gencoll_run_reduce(struct ctx *c, const struct gencoll_range *in, const struct gencoll_range *inout)
+{
+    if (in->count == 0) return OMPI_SUCCESS;
+    ompi_op_reduce(c->op, addr(c, in->buf, in->offset), addr(c, inout->buf, inout->offset), (size_t) in->count,
+                   c->dtype);
     return OMPI_SUCCESS;
 }
 
-static int copy(void *vc, int src_buf, uint64_t src_off, int dst_buf, uint64_t dst_off, uint64_t count)
+static int gencoll_run_copy(struct ctx *c, const struct gencoll_range *src, const struct gencoll_range *dst)
 {
-    struct ctx *c = vc;
-    char *to = addr(c, dst_buf, dst_off);
-    if (src_buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
-        return ompi_datatype_sndrcv(c->sendbuf, c->sendcount, c->sendtype, to, (int32_t) count, c->dtype);
-    char *from = addr(c, src_buf, src_off);
+    if (dst->count == 0) return OMPI_SUCCESS;
+    char *to = addr(c, dst->buf, dst->offset);
+    if (src->buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
+        return ompi_datatype_sndrcv(c->sendbuf, c->sendcount, c->sendtype, to, (int32_t) dst->count, c->dtype);
+    char *from = addr(c, src->buf, src->offset);
     if (from == to) return OMPI_SUCCESS; /* MPI_IN_PLACE: the input already is the result */
-    return ompi_datatype_copy_content_same_ddt(c->dtype, (size_t) count, to, from);
+    return ompi_datatype_copy_content_same_ddt(c->dtype, (size_t) dst->count, to, from);
 }
+
+#define GENCOLL_RUN_CTX struct ctx
+#include "src/cabi/gencoll_run.h"
 
 /* ---- one call ------------------------------------------------------------ */
 
@@ -297,6 +273,16 @@ static int run(int coll, int alg, int k, const void *sendbuf, int sendcount, str
         fflush(stderr);
     }
 
+    const struct gencoll_program *program = NULL;
+    uint32_t *work = NULL;
+    char err[256];
+    err[0] = '\0';
+    if (gencoll_mpich_program(&call, &program, &work, err, sizeof(err)) != 0) {
+        fprintf(stderr, "gencoll: %s %s: %s\n", gencoll_mpich_collective_name(coll),
+                gencoll_mpich_algorithm_name(alg), err);
+        return OMPI_ERR_BAD_PARAM;
+    }
+
     struct ctx c;
     c.comm = comm;
     c.sendbuf = sendbuf;
@@ -313,30 +299,21 @@ static int run(int coll, int alg, int k, const void *sendbuf, int sendcount, str
      * collectives draw from, so no other collective's message can match. */
     c.tags = 4 * call.p + 64;
     c.tag_base = ompi_coll_base_nbc_reserve_tags(comm, c.tags);
-    c.reqs = c.reqs_inline, c.active = c.active_inline, c.waiting = c.waiting_inline, c.indices = c.indices_inline;
-    c.backlog = c.backlog_inline;
-    c.nreqs = c.nactive = c.nbacklog = 0;
+    c.active = c.active_inline;
+    c.nactive = 0;
     c.cap = INLINE_REQUESTS;
-    struct gencoll_transport t = {
-        .ctx = &c, .alloc_tmp = alloc_tmp, .isend = isend, .irecv = irecv,
-        .wait_some = wait_some, .reduce = reduce, .copy = copy,
-    };
-    char err[256];
-    err[0] = '\0';
-    int rc = gencoll_mpich_run(&call, &t, err, sizeof(err));
-    /* OMPI_ERROR from a callback has the core's own failure code: only a
-     * message says which it was. */
-    if (rc == GENCOLL_MPICH_EINTERNAL && err[0] != '\0') {
-        fprintf(stderr, "gencoll: %s %s: %s\n", gencoll_mpich_collective_name(coll),
-                gencoll_mpich_algorithm_name(alg), err);
-        rc = OMPI_ERR_BAD_PARAM;
+    int rc = gencoll_run_program(&c, program, work);
+    if (rc == GENCOLL_MPICH_EINTERNAL) {
+        fprintf(stderr, "gencoll: %s %s: the program cannot finish (a gencoll bug)\n",
+                gencoll_mpich_collective_name(coll), gencoll_mpich_algorithm_name(alg));
+        rc = OMPI_ERROR;
     }
     /* After a failure, what is still in flight ends before the buffers it
      * points into go away: receives are cancelled (a peer that failed never
      * sends), then everything is completed. */
-    for (size_t i = 0; i < c.nactive; i++) ompi_request_cancel(c.reqs[c.active[i]]);
-    for (size_t i = 0; i < c.nactive; i++) ompi_request_wait(&c.reqs[c.active[i]], MPI_STATUS_IGNORE);
-    if (c.reqs != c.reqs_inline) free(c.reqs), free(c.active), free(c.waiting), free(c.indices), free(c.backlog);
+    for (size_t i = 0; i < c.nactive; i++) ompi_request_cancel(c.active[i].req);
+    for (size_t i = 0; i < c.nactive; i++) ompi_request_wait(&c.active[i].req, MPI_STATUS_IGNORE);
+    if (c.active != c.active_inline) free(c.active);
     free(c.tmp);
     return rc;
 }

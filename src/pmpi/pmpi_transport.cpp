@@ -154,17 +154,25 @@ char* PmpiTransport::address(const Range& r) const {
   return nullptr;
 }
 
-Transport::Request PmpiTransport::isend(int peer, std::uint32_t tag, const Range& src) {
-  MPI_Request r;
+// What a message of `src` is in the MPI's terms, handed to `post(buf, count, type)`.
+template <typename Post>
+void PmpiTransport::describe_send(const Range& src, Post&& post) {
   OwnedTypes owned;
   if (src.buf == Buf::send && b_.send_type != b_.type) {
     // Generators only ever send the whole input; it is described by the caller's type.
     const Described d = describe(b_.send_count, b_.send_type, extent_of(b_.send_type), limit_, owned);
-    check(PMPI_Isend(b_.send, d.count, d.type, peer, wire_tag(tag), comm_, &r));
+    post(b_.send, d.count, d.type);
   } else {
     const Described d = describe(src.count, b_.type, extent_, limit_, owned);
-    check(PMPI_Isend(address(src), d.count, d.type, peer, wire_tag(tag), comm_, &r));
+    post(address(src), d.count, d.type);
   }
+}
+
+Transport::Request PmpiTransport::isend(int peer, std::uint32_t tag, const Range& src) {
+  MPI_Request r;
+  describe_send(src, [&](const void* buf, int count, MPI_Datatype type) {
+    check(PMPI_Isend(buf, count, type, peer, wire_tag(tag), comm_, &r));
+  });
   return reqs_.add(r);
 }
 
@@ -174,6 +182,21 @@ Transport::Request PmpiTransport::irecv(int peer, std::uint32_t tag, const Range
   const Described d = describe(dst.count, b_.type, extent_, limit_, owned);
   check(PMPI_Irecv(address(dst), d.count, d.type, peer, wire_tag(tag), comm_, &r));
   return reqs_.add(r);
+}
+
+// Blocking calls wait as the MPI does, so only where the policy is the MPI's own.
+void PmpiTransport::send(int peer, std::uint32_t tag, const Range& src) {
+  if (wait_ != WaitPolicy::block) return Transport::send(peer, tag, src);
+  describe_send(src, [&](const void* buf, int count, MPI_Datatype type) {
+    check(PMPI_Send(buf, count, type, peer, wire_tag(tag), comm_));
+  });
+}
+
+void PmpiTransport::recv(int peer, std::uint32_t tag, const Range& dst) {
+  if (wait_ != WaitPolicy::block) return Transport::recv(peer, tag, dst);
+  OwnedTypes owned;
+  const Described d = describe(dst.count, b_.type, extent_, limit_, owned);
+  check(PMPI_Recv(address(dst), d.count, d.type, peer, wire_tag(tag), comm_, MPI_STATUS_IGNORE));
 }
 
 void PmpiTransport::wait_some(std::vector<Request>& done) { reqs_.wait_some(wait_, done); }

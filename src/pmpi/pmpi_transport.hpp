@@ -68,12 +68,16 @@ class PmpiTransport final : public Transport {
   void scratch(std::uint64_t count) override;
   Request isend(int peer, std::uint32_t tag, const Range& src) override;
   Request irecv(int peer, std::uint32_t tag, const Range& dst) override;
+  void send(int peer, std::uint32_t tag, const Range& src) override;
+  void recv(int peer, std::uint32_t tag, const Range& dst) override;
   void wait_some(std::vector<Request>& done) override;
   void reduce(const Range& in, const Range& inout) override;
   void copy(const Range& src, const Range& dst) override;
   void permute(const Range& region, const PermutationSpec& spec) override;
 
  private:
+  template <typename Post>
+  void describe_send(const Range& src, Post&& post);
   char* address(const Range& r) const;
   void copy_units(const void* from, MPI_Datatype from_type, std::uint64_t from_count, void* to, MPI_Datatype to_type,
                   std::uint64_t to_count);

@@ -4,8 +4,9 @@
 // through one ScheduleCache shared by all threads (as the interposition
 // library shares a communicator's cache under MPI_THREAD_MULTIPLE; the two
 // 4-rank communicators ask it for the same schedules at the same moment) and
-// half through gencoll_mpich_run, the C entry point of the MPICH module and the
-// Open MPI component (per-thread caches). Every result is checked. No MPI:
+// half through gencoll_mpich_run (the per-thread caches the MPICH module and
+// the Open MPI component look their programs up in, and the C runner they
+// compile in). Every result is checked. No MPI:
 // messages go through each communicator's mailbox.
 #include <algorithm>
 #include <condition_variable>

@@ -1,8 +1,9 @@
 /*
- * gencoll glue: the MPICH-internal transport the gencoll core runs its
- * schedules on (MPIC_Isend, MPIC_Irecv, MPIC_Waitall with the error flag,
- * MPIR_Reduce_local, MPIR_Localcopy), the radix CVAR checks at MPI_Init and the
- * per-call debug line. The algorithms themselves are in libgencoll-mpich.
+ * gencoll glue: runs the program libgencoll-mpich compiled for a call
+ * (gencoll_run.h) on MPICH's internal functions (MPIC_Isend, MPIC_Irecv and
+ * progress waits with the error flag, MPIR_Reduce_local, MPIR_Localcopy),
+ * checks the radix CVARs at MPI_Init and prints the per-call debug line. The
+ * algorithms themselves are in libgencoll-mpich.
  */
 
 #include "mpiimpl.h"
@@ -18,6 +19,11 @@
  * allocates nothing (MPICH's own algorithms malloc theirs every call). */
 #define GENCOLL_INLINE_TMP_BYTES 512
 
+struct gencoll_inflight {
+    MPIR_Request *req;
+    uint32_t op;                /* the program's op it carries */
+};
+
 struct gencoll_ctx {
     MPIR_Comm *comm_ptr;
     MPIR_Errflag_t *errflag;
@@ -30,13 +36,10 @@ struct gencoll_ctx {
     MPI_Aint extent;
     void *tmp;                  /* allocation */
     char *tmp_base;             /* element 0 of the scratch area */
-    MPIR_Request **reqs;        /* indexed by the ids handed to the core */
-    size_t nreqs, cap;
-    size_t *active;             /* ids still in flight */
-    size_t nactive;
-    /* Where reqs and active start: a small call allocates nothing. */
-    MPIR_Request *reqs_inline[GENCOLL_INLINE_REQUESTS];
-    size_t active_inline[GENCOLL_INLINE_REQUESTS];
+    struct gencoll_inflight *active;    /* requests in flight, in no order */
+    size_t nactive, cap;
+    /* Where active starts: a small call allocates nothing. */
+    struct gencoll_inflight active_inline[GENCOLL_INLINE_REQUESTS];
     union {                     /* aligned for any element type */
         double d;
         long double ld;
@@ -59,17 +62,20 @@ static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
     }
 }
 
-static int gencoll_alloc_tmp(void *ctx, uint64_t count)
+/* The transport of gencoll_run.h: direct calls into MPICH, no callback. */
+
+static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
 {
-    struct gencoll_ctx *c = ctx;
     int mpi_errno = MPI_SUCCESS;
+    if (count == 0)
+        return MPI_SUCCESS;
     MPI_Aint true_lb, true_extent;
     MPIR_Type_get_true_extent_impl(c->datatype, &true_lb, &true_extent);
     /* Laid out like the user's buffer, shifted so the true lower bound lands on
      * the allocation (as MPICH's own algorithms do). */
     MPI_Aint span = MPL_MAX(c->extent, true_extent);
     /* A size no address space holds is out of memory, not a wrapped-around small one. */
-    MPIR_ERR_CHKANDJUMP(count == 0 || (span > 0 && count - 1 > (uint64_t) ((MPIR_AINT_MAX - true_extent) / span)),
+    MPIR_ERR_CHKANDJUMP(span > 0 && count - 1 > (uint64_t) ((MPIR_AINT_MAX - true_extent) / span),
                         mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPI_Aint bytes = ((MPI_Aint) count - 1) * span + true_extent;
     if (bytes <= (MPI_Aint) sizeof(c->tmp_inline)) {
@@ -79,36 +85,6 @@ static int gencoll_alloc_tmp(void *ctx, uint64_t count)
         MPIR_ERR_CHKANDJUMP(!c->tmp, mpi_errno, MPI_ERR_OTHER, "**nomem");
         c->tmp_base = (char *) c->tmp - true_lb;
     }
-  fn_fail:
-    return mpi_errno;
-}
-
-static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, size_t * id)
-{
-    int mpi_errno = MPI_SUCCESS;
-    if (c->nreqs == c->cap) {
-        size_t cap = 2 * c->cap;
-        int was_inline = c->reqs == c->reqs_inline;
-        MPIR_Request **r = MPL_malloc(cap * sizeof(*r), MPL_MEM_COLL);
-        size_t *a = MPL_malloc(cap * sizeof(*a), MPL_MEM_COLL);
-        if (!r || !a) {
-            MPL_free(r);
-            MPL_free(a);
-            MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
-        }
-        memcpy(r, c->reqs, c->nreqs * sizeof(*r));
-        memcpy(a, c->active, c->nactive * sizeof(*a));
-        if (!was_inline) {
-            MPL_free(c->reqs);
-            MPL_free(c->active);
-        }
-        c->reqs = r;
-        c->active = a;
-        c->cap = cap;
-    }
-    *id = c->nreqs;
-    c->reqs[c->nreqs++] = req;
-    c->active[c->nactive++] = *id;
   fn_fail:
     return mpi_errno;
 }
@@ -128,67 +104,88 @@ static int gencoll_finish(struct gencoll_ctx *c, MPIR_Request * req)
     return mpi_errno;
 }
 
-/* Hands a just-posted request to the core: one that already completed (an
- * eager send, a message that was waiting) is finished here, and the core
- * learns so from the id, without a wait_some round trip. */
-static int gencoll_posted(struct gencoll_ctx *c, MPIR_Request * req, size_t * id)
+static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, uint32_t op)
 {
-    if (MPIR_Request_is_complete(req)) {
-        *id = GENCOLL_REQUEST_COMPLETE;
-        return gencoll_finish(c, req);
+    if (c->nactive == c->cap) {
+        size_t cap = 2 * c->cap;
+        struct gencoll_inflight *a = MPL_malloc(cap * sizeof(*a), MPL_MEM_COLL);
+        if (!a) {
+            /* Not tracked: completed here, so nothing is left pointing into the buffers. */
+            MPIC_Wait(req, c->errflag);
+            MPIR_Request_free(req);
+            return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                        MPI_ERR_OTHER, "**nomem", 0);
+        }
+        memcpy(a, c->active, c->nactive * sizeof(*a));
+        if (c->active != c->active_inline)
+            MPL_free(c->active);
+        c->active = a;
+        c->cap = cap;
     }
-    return gencoll_track(c, req, id);
+    c->active[c->nactive].req = req;
+    c->active[c->nactive].op = op;
+    c->nactive++;
+    return MPI_SUCCESS;
 }
 
-static int gencoll_isend(void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count,
-                         size_t * id)
+static int gencoll_run_post(struct gencoll_ctx *c, const struct gencoll_op *o, uint32_t op,
+                            int alone, int *in_flight)
 {
-    struct gencoll_ctx *c = ctx;
     MPIR_Request *req = NULL;
     int mpi_errno;
-    if (buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
+    if (alone) {
+        /* The blocking calls of MPICH's own algorithms: an eager send
+         * completes without a request. */
+        *in_flight = 0;
+        if (o->kind == GENCOLL_OP_RECV)
+            return MPIC_Recv(gencoll_addr(c, o->dst.buf, o->dst.offset), (MPI_Aint) o->dst.count,
+                             c->datatype, o->peer, (int) o->tag, c->comm_ptr, MPI_STATUS_IGNORE,
+                             c->errflag);
+        if (o->src.buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
+            return MPIC_Send(c->sendbuf, c->sendcount, c->sendtype, o->peer, (int) o->tag,
+                             c->comm_ptr, c->errflag);
+        return MPIC_Send(gencoll_addr(c, o->src.buf, o->src.offset), (MPI_Aint) o->src.count,
+                         c->datatype, o->peer, (int) o->tag, c->comm_ptr, c->errflag);
+    }
+    if (o->kind == GENCOLL_OP_RECV)
+        mpi_errno = MPIC_Irecv(gencoll_addr(c, o->dst.buf, o->dst.offset), (MPI_Aint) o->dst.count,
+                               c->datatype, o->peer, (int) o->tag, c->comm_ptr, &req);
+    else if (o->src.buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
         /* Only the whole input is ever sent from the send buffer; it is
          * described by the caller's send type. */
-        mpi_errno = MPIC_Isend(c->sendbuf, c->sendcount, c->sendtype, peer, tag, c->comm_ptr, &req,
-                               c->errflag);
+        mpi_errno = MPIC_Isend(c->sendbuf, c->sendcount, c->sendtype, o->peer, (int) o->tag,
+                               c->comm_ptr, &req, c->errflag);
     else
-        mpi_errno = MPIC_Isend(gencoll_addr(c, buf, offset), (MPI_Aint) count, c->datatype, peer,
-                               tag, c->comm_ptr, &req, c->errflag);
+        mpi_errno = MPIC_Isend(gencoll_addr(c, o->src.buf, o->src.offset), (MPI_Aint) o->src.count,
+                               c->datatype, o->peer, (int) o->tag, c->comm_ptr, &req, c->errflag);
     if (mpi_errno)
         return mpi_errno;
-    return gencoll_posted(c, req, id);
+    /* One that already completed (an eager send, a message that was waiting)
+     * is finished here, without a wait. */
+    if (MPIR_Request_is_complete(req)) {
+        *in_flight = 0;
+        return gencoll_finish(c, req);
+    }
+    *in_flight = 1;
+    return gencoll_track(c, req, op);
 }
 
-static int gencoll_irecv(void *ctx, int peer, int tag, int buf, uint64_t offset, uint64_t count,
-                         size_t * id)
+static int gencoll_run_wait(struct gencoll_ctx *c, uint32_t * ops, size_t cap, size_t * n)
 {
-    struct gencoll_ctx *c = ctx;
-    MPIR_Request *req = NULL;
-    int mpi_errno = MPIC_Irecv(gencoll_addr(c, buf, offset), (MPI_Aint) count, c->datatype, peer,
-                               tag, c->comm_ptr, &req);
-    if (mpi_errno)
-        return mpi_errno;
-    return gencoll_posted(c, req, id);
-}
-
-static int gencoll_wait_some(void *ctx, size_t * ids, size_t cap, size_t * n)
-{
-    struct gencoll_ctx *c = ctx;
     int mpi_errno = MPI_SUCCESS;
     int started = 0;
     MPID_Progress_state state;
     *n = 0;
     for (;;) {
         for (size_t i = 0; i < c->nactive && *n < cap;) {
-            size_t id = c->active[i];
-            if (!MPIR_Request_is_complete(c->reqs[id])) {
+            MPIR_Request *req = c->active[i].req;
+            if (!MPIR_Request_is_complete(req)) {
                 i++;
                 continue;
             }
-            mpi_errno = gencoll_finish(c, c->reqs[id]);
-            c->reqs[id] = NULL;
+            ops[(*n)++] = c->active[i].op;
             c->active[i] = c->active[--c->nactive];
-            ids[(*n)++] = id;
+            mpi_errno = gencoll_finish(c, req);
             if (mpi_errno)
                 goto fn_exit;
         }
@@ -208,27 +205,34 @@ static int gencoll_wait_some(void *ctx, size_t * ids, size_t cap, size_t * n)
     return mpi_errno;
 }
 
-static int gencoll_reduce(void *ctx, int in_buf, uint64_t in_off, int io_buf, uint64_t io_off,
-                          uint64_t count)
+static int gencoll_run_reduce(struct gencoll_ctx *c, const struct gencoll_range *in,
+                              const struct gencoll_range *inout)
 {
-    struct gencoll_ctx *c = ctx;
-    return MPIR_Reduce_local(gencoll_addr(c, in_buf, in_off), gencoll_addr(c, io_buf, io_off),
-                             (MPI_Aint) count, c->datatype, c->op);
+    if (in->count == 0)
+        return MPI_SUCCESS;
+    return MPIR_Reduce_local(gencoll_addr(c, in->buf, in->offset),
+                             gencoll_addr(c, inout->buf, inout->offset), (MPI_Aint) in->count,
+                             c->datatype, c->op);
 }
 
-static int gencoll_copy(void *ctx, int src_buf, uint64_t src_off, int dst_buf, uint64_t dst_off,
-                        uint64_t count)
+static int gencoll_run_copy(struct gencoll_ctx *c, const struct gencoll_range *src,
+                            const struct gencoll_range *dst)
 {
-    struct gencoll_ctx *c = ctx;
-    char *to = gencoll_addr(c, dst_buf, dst_off);
-    if (src_buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
-        return MPIR_Localcopy(c->sendbuf, c->sendcount, c->sendtype, to, (MPI_Aint) count,
+    if (dst->count == 0)
+        return MPI_SUCCESS;
+    char *to = gencoll_addr(c, dst->buf, dst->offset);
+    if (src->buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
+        return MPIR_Localcopy(c->sendbuf, c->sendcount, c->sendtype, to, (MPI_Aint) dst->count,
                               c->datatype);
-    char *from = gencoll_addr(c, src_buf, src_off);
+    char *from = gencoll_addr(c, src->buf, src->offset);
     if (from == to)
         return MPI_SUCCESS;     /* MPI_IN_PLACE: the input already sits in the result */
-    return MPIR_Localcopy(from, (MPI_Aint) count, c->datatype, to, (MPI_Aint) count, c->datatype);
+    return MPIR_Localcopy(from, (MPI_Aint) dst->count, c->datatype, to, (MPI_Aint) dst->count,
+                          c->datatype);
 }
+
+#define GENCOLL_RUN_CTX struct gencoll_ctx
+#include "gencoll_run.h"
 
 int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
                      MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
@@ -262,7 +266,7 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
         call.counts = counts;
     }
     /* The collectives' entry points hand a call an algorithm cannot serve to
-     * MPICH's own algorithm (allreduce_intra_gencoll.c); gencoll_mpich_run
+     * MPICH's own algorithm (allreduce_intra_gencoll.c); gencoll_mpich_program
      * refuses what still gets here rather than compute a wrong result. */
 
     if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0) {
@@ -275,8 +279,17 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
         fflush(stderr);
     }
 
-    /* Field by field: an initializer would also clear the inline request
-     * arrays, a tenth of a small call's own time. */
+    const struct gencoll_program *program = NULL;
+    uint32_t *work = NULL;
+    if (gencoll_mpich_program(&call, &program, &work, err, sizeof(err)) != 0) {
+        if (counts != counts_inline)
+            MPL_free(counts);
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                      "gencoll schedule", err);
+        return mpi_errno;
+    }
+
+    /* Field by field: an initializer would also clear the inline arrays. */
     struct gencoll_ctx c;
     c.comm_ptr = comm_ptr;
     c.errflag = errflag;
@@ -288,38 +301,26 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
     c.op = op;
     c.tmp = NULL;
     c.tmp_base = NULL;
-    c.reqs = c.reqs_inline;
     c.active = c.active_inline;
-    c.nreqs = c.nactive = 0;
+    c.nactive = 0;
     c.cap = GENCOLL_INLINE_REQUESTS;
     MPIR_Datatype_get_extent_macro(datatype, c.extent);
-    struct gencoll_transport t = {
-        .ctx = &c,.alloc_tmp = gencoll_alloc_tmp,.isend = gencoll_isend,.irecv = gencoll_irecv,
-        .wait_some = gencoll_wait_some,.reduce = gencoll_reduce,.copy = gencoll_copy
-    };
 
-    int rc = gencoll_mpich_run(&call, &t, err, sizeof(err));
+    int rc = gencoll_run_program(&c, program, work);
     if (rc == GENCOLL_MPICH_EINTERNAL) {
         MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
-                      "gencoll schedule", err);
+                      "gencoll schedule", "the program cannot finish (a gencoll bug)");
     } else if (rc != MPI_SUCCESS) {
         mpi_errno = rc;
     }
     /* On failure, requests still in flight are completed before the buffers
      * they point into go away. */
-    if (c.nactive > 0) {
-        MPIR_Request **left = MPL_malloc(c.nactive * sizeof(*left), MPL_MEM_COLL);
-        if (left) {
-            for (size_t i = 0; i < c.nactive; i++)
-                left[i] = c.reqs[c.active[i]];
-            MPIC_Waitall((int) c.nactive, left, MPI_STATUSES_IGNORE, errflag);
-            MPL_free(left);
-        }
+    for (size_t i = 0; i < c.nactive; i++) {
+        MPIC_Wait(c.active[i].req, errflag);
+        MPIR_Request_free(c.active[i].req);
     }
-    if (c.reqs != c.reqs_inline) {
-        MPL_free(c.reqs);
+    if (c.active != c.active_inline)
         MPL_free(c.active);
-    }
     MPL_free(c.tmp);
     if (counts != counts_inline)
         MPL_free(counts);
