@@ -95,16 +95,19 @@ int gencoll_run_post(gencoll::CallbackRun* c, const gencoll_op* o, uint32_t op, 
   if (rc != 0) return rc;
   *in_flight = id != GENCOLL_REQUEST_COMPLETE;
   if (!*in_flight) return 0;
-  if (id >= c->op_of->size()) return GENCOLL_MPICH_EINTERNAL;  // ids are 0, 1, 2, ... below the messages
+  if (id >= c->op_of->size()) return GENCOLL_RUN_EBUG;  // ids are 0, 1, 2, ... below the messages
   (*c->op_of)[id] = op;
   return 0;
 }
 int gencoll_run_wait(gencoll::CallbackRun* c, uint32_t* ops, size_t cap, size_t* n) {
   cap = std::min(cap, c->ids.size());
   const int rc = c->t->wait_some(c->t->ctx, c->ids.data(), cap, n);
-  if (rc != 0) return rc;
+  if (rc != 0) {
+    *n = 0;  // the table says nothing of which finished: the run stops
+    return rc;
+  }
   for (std::size_t j = 0; j < *n; ++j) {
-    if (c->ids[j] >= c->op_of->size()) return GENCOLL_MPICH_EINTERNAL;
+    if (c->ids[j] >= c->op_of->size()) return GENCOLL_RUN_EBUG;
     ops[j] = (*c->op_of)[c->ids[j]];
   }
   return 0;
@@ -115,6 +118,7 @@ int gencoll_run_reduce(gencoll::CallbackRun* c, const gencoll_range* in, const g
 int gencoll_run_copy(gencoll::CallbackRun* c, const gencoll_range* src, const gencoll_range* dst) {
   return dst->count == 0 ? 0 : c->t->copy(c->t->ctx, src->buf, src->offset, dst->buf, dst->offset, dst->count);
 }
+void gencoll_run_failed(gencoll::CallbackRun*, int) {}
 }  // namespace
 #include "src/cabi/gencoll_run.h"
 
@@ -282,7 +286,9 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
       explicit Running(bool& f) : flag(f), was(f) { flag = true; }
       ~Running() { flag = was; }
     } running(ts.running);
-    return gencoll_run_program(&run, &view, work.data());
+    const int rc = gencoll_run_program(&run, &view, work.data(), nullptr);
+    if (rc == GENCOLL_RUN_EBUG) throw std::logic_error("gencoll: the program cannot finish (a dependency cycle)");
+    return rc;
   });
 }
 

@@ -15,6 +15,7 @@
 #ifndef GENCOLL_MPICH_H_INCLUDED
 #define GENCOLL_MPICH_H_INCLUDED
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -120,6 +121,10 @@ struct gencoll_program {
     const struct gencoll_move *moves;
     uint64_t tmp_count;         /* scratch elements (GENCOLL_BUF_TMP) */
 };
+
+/* What gencoll_run.h's runner returns for a program that cannot finish (a
+ * dependency cycle: a bug in gencoll); no MPI uses it as an error code. */
+#define GENCOLL_RUN_EBUG INT_MIN
 
 /* The program of one call, and room for 2 * nops counters the runner works
  * in. Both belong to the calling thread and stay valid until its next call

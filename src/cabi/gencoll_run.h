@@ -7,8 +7,8 @@
  * wherever the schedule is, and sends the schedule's messages in its order.
  *
  * Before including, define GENCOLL_RUN_CTX (the glue's per-call context type)
- * and these, each returning 0 or an error code the runner returns at once
- * (the glue then completes what it left in flight):
+ * and these, each returning 0 or an error code (the runner keeps the first
+ * and carries on; the glue completes whatever is left in flight after it):
  *   int gencoll_run_scratch(GENCOLL_RUN_CTX *, uint64_t count)   count >= 0 elements
  *   int gencoll_run_post(GENCOLL_RUN_CTX *, const struct gencoll_op *o, uint32_t op, int alone,
  *                        int *in_flight)
@@ -19,11 +19,14 @@
  *       hand-written algorithms do (a blocking send of a small message needs
  *       no request at all in MPICH)
  *   int gencoll_run_wait(GENCOLL_RUN_CTX *, uint32_t *ops, size_t cap, size_t *n)
- *       blocks until at least one posted op finished; writes up to cap of them
+ *       blocks until at least one posted op finished; writes up to cap of them,
+ *       those that failed included (their request freed)
  *   int gencoll_run_reduce(GENCOLL_RUN_CTX *, const struct gencoll_range *in,
  *                          const struct gencoll_range *inout)   inout = in (op) inout
  *   int gencoll_run_copy(GENCOLL_RUN_CTX *, const struct gencoll_range *src,
  *                        const struct gencoll_range *dst)
+ *   void gencoll_run_failed(GENCOLL_RUN_CTX *, int rc)   a step failed with rc
+ *       (MPICH's glue sets the error flag, so later messages tell the peers)
  */
 #ifndef GENCOLL_RUN_H_INCLUDED
 #define GENCOLL_RUN_H_INCLUDED
@@ -38,54 +41,90 @@
 #error "define GENCOLL_RUN_CTX and the gencoll_run_* functions before including gencoll_run.h"
 #endif
 
+/* A failure injected for tests (GENCOLL_INJECT_FAULT, see the README): the
+ * `at`-th transport call of a run (1-based) reports `code` after doing its
+ * work, as an operation that completed with an error. */
+struct gencoll_fault {
+    long at;
+    int code;
+};
+
+/* A transport call's result, with the injected failure where it falls. */
+static inline int gencoll_run_result(GENCOLL_RUN_CTX * c, int rc, const struct gencoll_fault *fault,
+                                     long *calls)
+{
+    ++*calls;
+    if (rc == 0 && fault != NULL && *calls == fault->at)
+        rc = fault->code;
+    if (rc != 0)
+        gencoll_run_failed(c, rc);
+    return rc;
+}
+
 /* `work`: room for 2 * p->nops counters (gencoll_mpich_program hands it out).
- * Returns 0, a transport function's error, or GENCOLL_MPICH_EINTERNAL for a
- * program that cannot finish (a dependency cycle: a bug in gencoll). */
-static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t * work)
+ * A step that fails does not stop the run: its error is kept and the run goes
+ * on as though the step had finished, so every message the other ranks wait
+ * for still goes out and no peer hangs (MPICH's collectives carry on after a
+ * failure the same way). Only scratch that cannot be had stops it at once.
+ * Returns 0, the first error, or GENCOLL_RUN_EBUG. `fault`: NULL, or a
+ * failure to inject. */
+static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t * work,
+                               const struct gencoll_fault *fault)
 {
     uint32_t *pending = work, *ready = work + p->nops;
     size_t nready = p->ninitial, finished = 0, in_flight = 0;
-    int rc;
+    long calls = 0;
+    int rc, first = 0;
     if (p->nops > 0)
         memcpy(pending, p->pending, p->nops * sizeof(*pending));
     if (p->ninitial > 0)
         memcpy(ready, p->initial, p->ninitial * sizeof(*ready));
-    if ((rc = gencoll_run_scratch(c, p->tmp_count)) != 0)
+    rc = gencoll_run_scratch(c, p->tmp_count);
+    if (rc != 0)
         return rc;
+    first = gencoll_run_result(c, 0, fault, &calls);
     while (finished < p->nops) {
         while (nready > 0) {
             const uint32_t i = ready[--nready];
             const struct gencoll_op *o = &p->ops[i];
             int posted = 0;
+            rc = 0;
             switch (o->kind) {
                 case GENCOLL_OP_SEND:
                 case GENCOLL_OP_RECV:
-                    rc = gencoll_run_post(c, o, i, nready == 0 && in_flight == 0, &posted);
+                    rc = gencoll_run_result(c, gencoll_run_post(c, o, i, nready == 0 && in_flight == 0, &posted),
+                                            fault, &calls);
                     break;
                 case GENCOLL_OP_REDUCE:
-                    rc = gencoll_run_reduce(c, &o->src, &o->dst);
+                    rc = gencoll_run_result(c, gencoll_run_reduce(c, &o->src, &o->dst), fault, &calls);
                     break;
                 case GENCOLL_OP_COPY:
-                    rc = gencoll_run_copy(c, &o->src, &o->dst);
+                    rc = gencoll_run_result(c, gencoll_run_copy(c, &o->src, &o->dst), fault, &calls);
                     break;
                 case GENCOLL_OP_FOLD:{
                         /* Pairwise through the middle operands, as MPI_Reduce_local can. */
                         const struct gencoll_range *in = p->operands + o->extra_begin;
-                        for (uint32_t m = 0; rc == 0 && m + 1 < o->extra_count; m++)
-                            rc = gencoll_run_reduce(c, &in[m], &in[m + 1]);
-                        if (rc == 0)
-                            rc = gencoll_run_reduce(c, &in[o->extra_count - 1], &o->dst);
+                        for (uint32_t m = 0; m + 1 < o->extra_count; m++) {
+                            const int r = gencoll_run_result(c, gencoll_run_reduce(c, &in[m], &in[m + 1]), fault, &calls);
+                            rc = rc != 0 ? rc : r;
+                        }
+                        const int r = gencoll_run_result(c, gencoll_run_reduce(c, &in[o->extra_count - 1], &o->dst),
+                                                         fault, &calls);
+                        rc = rc != 0 ? rc : r;
                         break;
                     }
                 case GENCOLL_OP_MOVES:
-                    for (uint32_t m = o->extra_begin; rc == 0 && m < o->extra_begin + o->extra_count; m++)
-                        rc = gencoll_run_copy(c, &p->moves[m].from, &p->moves[m].to);
+                    for (uint32_t m = o->extra_begin; m < o->extra_begin + o->extra_count; m++) {
+                        const int r = gencoll_run_result(c, gencoll_run_copy(c, &p->moves[m].from, &p->moves[m].to),
+                                                         fault, &calls);
+                        rc = rc != 0 ? rc : r;
+                    }
                     break;
                 default:
-                    rc = GENCOLL_MPICH_EINTERNAL;
+                    return GENCOLL_RUN_EBUG;
             }
-            if (rc != 0)
-                return rc;
+            if (rc != 0 && first == 0)
+                first = rc;
             if (posted) {
                 in_flight++;
                 continue;
@@ -99,13 +138,19 @@ static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program
         if (finished == p->nops)
             break;
         if (in_flight == 0)
-            return GENCOLL_MPICH_EINTERNAL;
+            return GENCOLL_RUN_EBUG;
         uint32_t done[16];
         size_t n = 0;
-        if ((rc = gencoll_run_wait(c, done, sizeof(done) / sizeof(done[0]), &n)) != 0)
-            return rc;
-        if (n == 0 || n > in_flight)
-            return GENCOLL_MPICH_EINTERNAL;
+        rc = gencoll_run_result(c, gencoll_run_wait(c, done, sizeof(done) / sizeof(done[0]), &n), fault, &calls);
+        if (rc != 0 && first == 0)
+            first = rc;
+        if (n > in_flight)
+            return GENCOLL_RUN_EBUG;
+        if (n == 0) {
+            if (rc != 0)
+                return first;   /* the wait itself broke: nothing can finish */
+            return GENCOLL_RUN_EBUG;
+        }
         in_flight -= n;
         for (size_t j = 0; j < n; j++) {
             const struct gencoll_op *o = &p->ops[done[j]];
@@ -115,7 +160,7 @@ static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program
                     ready[nready++] = p->succ[e];
         }
     }
-    return 0;
+    return first;
 }
 
 #endif /* GENCOLL_RUN_H_INCLUDED */

@@ -6,18 +6,21 @@
 // moves it is (through a spare unit at the end of the scratch), so no call
 // decomposes cycles or allocates a spare.
 //
-// run_program() executes one with static dispatch to the concrete transport
-// (a `final` class, or the C boundary's table of function pointers), so a call
-// costs no virtual call, allocation, lock or atomic operation per step. It is
-// the general executor's algorithm (post each step once its dependencies are
-// done, local steps at once, wait only when nothing can proceed), so it has the
-// executor's deadlock freedom and sends the same messages in the same order
-// per peer; decompile() turns a program back into a schedule for the checker,
-// which proves that for the configurations the tests cover.
+// Two runners execute programs with the same algorithm: ProgramRunner below
+// (the interposition library, static dispatch to its final transport) and the
+// C runner the MPI glues compile in (src/cabi/gencoll_run.h, direct calls into
+// the MPI). Neither makes a virtual call, allocation, lock or atomic operation
+// per step. The algorithm is the general executor's (post each step once its
+// dependencies are done, local steps at once, wait only when nothing can
+// proceed), so programs have the executor's deadlock freedom and send the same
+// messages in the same order per peer; decompile() turns a program back into a
+// schedule for the checker, which proves that for the configurations the
+// tests cover.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <vector>
 
@@ -66,17 +69,31 @@ Program compile(const Schedule& s);
 // chain of copies (through the spare unit) it was compiled into.
 Schedule decompile(const Program& p);
 
-// The working arrays of run_program, kept between calls by their owner (one
-// per thread), so a call on a cached program allocates nothing.
+// A failure injected for tests (GENCOLL_INJECT_FAULT): the `at`-th transport
+// call of a run (1-based) fails with `error` after doing its work.
+struct InjectedFault {
+  long at = 0;
+  std::exception_ptr error;
+};
+
+// Runs programs. The working arrays are kept between calls by the owner (one
+// runner per thread), so a call on a cached program allocates nothing.
+//
+// A step that fails (its transport call throws) does not stop the run: the
+// first exception is kept and rethrown at the end, and the run goes on as
+// though the step had finished, so every message the other ranks wait for
+// still goes out and none of them hangs (as in the glues' C runner,
+// src/cabi/gencoll_run.h). Scratch that cannot be had, or a wait that fails
+// (it cannot say what finished), stops the run at once.
 class ProgramRunner {
  public:
   // T: a Transport (called directly, so a final class dispatches statically)
-  // or anything with the same member functions and scratch(count).
+  // or anything with the same member functions.
   template <class T>
-  void run(const Program& p, T& t) {
+  void run(const Program& p, T& t, const InjectedFault* fault = nullptr) {
     if (busy_) {
       ProgramRunner nested;  // a transport that itself runs a collective
-      nested.run(p, t);
+      nested.run(p, t, fault);
       return;
     }
     struct Busy {
@@ -84,12 +101,12 @@ class ProgramRunner {
       explicit Busy(bool& f) : flag(f) { flag = true; }
       ~Busy() { flag = false; }
     } busy(busy_);
-    run_here(p, t);
+    run_here(p, t, fault);
   }
 
  private:
   template <class T>
-  void run_here(const Program& p, T& t);
+  void run_here(const Program& p, T& t, const InjectedFault* fault);
 
   std::vector<std::uint32_t> pending_, ready_, op_of_;
   std::vector<Transport::Request> done_;
@@ -97,12 +114,25 @@ class ProgramRunner {
 };
 
 template <class T>
-void ProgramRunner::run_here(const Program& p, T& t) {
+void ProgramRunner::run_here(const Program& p, T& t, const InjectedFault* fault) {
   const std::size_t n = p.ops.size();
   pending_.assign(p.pending.begin(), p.pending.end());
   ready_.assign(p.initial.begin(), p.initial.end());
   if (op_of_.size() < p.messages) op_of_.resize(p.messages);
-  t.scratch(p.tmp_count);
+  long calls = 0;
+  std::exception_ptr first;
+  // One transport call: its failure (or the injected one) noted, not thrown.
+  const auto call = [&](auto&& f) {
+    try {
+      f();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+      return (void)++calls;
+    }
+    if (fault && ++calls == fault->at && !first) first = fault->error;
+  };
+  t.scratch(p.tmp_count);  // throws: nothing has started
+  call([] {});
   std::size_t finished = 0, in_flight = 0;
   const auto complete = [&](std::uint32_t i) {
     ++finished;
@@ -111,13 +141,6 @@ void ProgramRunner::run_here(const Program& p, T& t) {
     for (std::uint32_t e = o.succ_begin + o.succ_count; e-- > o.succ_begin;)
       if (--pending_[p.succ[e]] == 0) ready_.push_back(p.succ[e]);
   };
-  const auto posted = [&](Transport::Request r, std::uint32_t i) {
-    if (r == Transport::kCompleted) return complete(i);
-    // Transports number a call's requests 0, 1, 2, ...
-    if (r >= p.messages) throw std::logic_error("gencoll: transport request ids are not dense");
-    op_of_[r] = i;
-    ++in_flight;
-  };
   while (finished < n) {
     while (!ready_.empty()) {
       const std::uint32_t i = ready_.back();
@@ -125,36 +148,45 @@ void ProgramRunner::run_here(const Program& p, T& t) {
       const Program::Op& o = p.ops[i];
       switch (o.kind) {
         case OpKind::send:
-        case OpKind::recv:
+        case OpKind::recv: {
           if (ready_.empty() && in_flight == 0) {
             // Alone: nothing else can start before it finishes.
-            if (o.kind == OpKind::send) t.send(o.peer, o.tag, o.src);
-            else t.recv(o.peer, o.tag, o.dst);
-            complete(i);
-          } else {
-            posted(o.kind == OpKind::send ? t.isend(o.peer, o.tag, o.src) : t.irecv(o.peer, o.tag, o.dst), i);
+            call([&] { o.kind == OpKind::send ? t.send(o.peer, o.tag, o.src) : t.recv(o.peer, o.tag, o.dst); });
+            break;
           }
+          Transport::Request r = Transport::kCompleted;
+          call([&] { r = o.kind == OpKind::send ? t.isend(o.peer, o.tag, o.src) : t.irecv(o.peer, o.tag, o.dst); });
+          if (r == Transport::kCompleted) break;
+          // Transports number a call's requests 0, 1, 2, ...
+          if (r >= p.messages) throw std::logic_error("gencoll: transport request ids are not dense");
+          op_of_[r] = i;
+          ++in_flight;
+          continue;
+        }
+        case OpKind::reduce: call([&] { t.reduce(o.src, o.dst); }); break;
+        case OpKind::copy: call([&] { t.copy(o.src, o.dst); }); break;
+        case OpKind::fold:
+          call([&] { t.fold(p.operands.data() + o.extra_begin, o.extra_count, o.dst); });
           break;
-        case OpKind::reduce: t.reduce(o.src, o.dst); complete(i); break;
-        case OpKind::copy: t.copy(o.src, o.dst); complete(i); break;
-        case OpKind::fold: t.fold(p.operands.data() + o.extra_begin, o.extra_count, o.dst); complete(i); break;
         case OpKind::moves:
           for (std::uint32_t m = o.extra_begin; m < o.extra_begin + o.extra_count; ++m)
-            t.copy(p.moves[m].from, p.moves[m].to);
-          complete(i);
+            call([&] { t.copy(p.moves[m].from, p.moves[m].to); });
           break;
       }
+      complete(i);
     }
     if (finished == n) break;
     if (in_flight == 0) throw std::logic_error("gencoll: program has a dependency cycle");
     done_.clear();
     t.wait_some(done_);
+    call([] {});
     for (Transport::Request r : done_) {
       if (r >= p.messages) throw std::logic_error("gencoll: transport reported an unknown request");
       --in_flight;
       complete(op_of_[r]);
     }
   }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace gencoll

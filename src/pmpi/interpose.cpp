@@ -285,6 +285,24 @@ std::optional<Plan> decide(const Call& call) {
   return Plan{*alg, k, commutative};
 }
 
+// GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
+// of MPI_COMM_WORLD, the 2m-th call gencoll serves on host buffers of a
+// communicator other than MPI_COMM_WORLD fails its (m+1)-th transport call
+// and the odd ones run clean, so one process run walks a failure through
+// every step of a schedule.
+const InjectedFault* injected_fault(InjectedFault& f, MPI_Comm comm) {
+  static std::atomic<long> calls{0};
+  if (g_config.inject_fault_rank < 0 || comm == MPI_COMM_WORLD) return nullptr;
+  int me = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &me);
+  if (me != g_config.inject_fault_rank) return nullptr;
+  const long m = calls++;
+  if (m % 2 != 0) return nullptr;
+  f.at = m / 2 + 1;
+  f.error = std::make_exception_ptr(MpiError(MPI_ERR_OTHER));
+  return &f;
+}
+
 // `counts`: MPI_Reduce_scatter's recvcounts (CollParams::counts), else empty.
 int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::uint64_t> counts = {}) {
   CommState& state = comm_state(call.comm);
@@ -320,22 +338,28 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   }
   PmpiTransport t(pc, bufs, g_config.wait, g_config.count_limit);
   thread_local ProgramRunner runner;
-  runner.run(cached->program, t);
+  InjectedFault fault;
+  runner.run(cached->program, t, injected_fault(fault, call.comm));
   return MPI_SUCCESS;
 }
 
 template <typename F>
-int guarded(F&& f) {
+int guarded(MPI_Comm comm, F&& f) {
+  int code = MPI_SUCCESS;
   try {
     return f();
   } catch (const MpiError& e) {
-    return e.code;
+    code = e.code;
   } catch (const std::bad_alloc&) {  // scratch or staging the machine cannot give
-    return MPI_ERR_NO_MEM;
+    code = MPI_ERR_NO_MEM;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gencoll: internal error: %s\n", e.what());
-    return MPI_ERR_INTERN;
+    code = MPI_ERR_INTERN;
   }
+  // As the MPI's own collective would report it: through the communicator's
+  // error handler (fatal by default; MPI_ERRORS_RETURN returns the code).
+  PMPI_Comm_call_errhandler(comm, code);
+  return code;
 }
 
 }  // namespace
@@ -408,7 +432,7 @@ template <typename Count, typename Native>
 int allreduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                     Native native) {
   if (count <= 0) return native();
-  return guarded([&] {
+  return guarded(comm, [&] {
     const Call call{Collective::allreduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
                     0};
     const std::optional<Plan> plan = decide(call);
@@ -428,7 +452,7 @@ template <typename Count, typename Native>
 int allgather_entry(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, Count recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm, Native native) {
   if (recvcount <= 0) return native();
-  return guarded([&] {
+  return guarded(comm, [&] {
     // MPICH sizes an allgather by its receive block (count and type).
     const Call call{Collective::allgather, comm, static_cast<std::uint64_t>(recvcount), recvtype, MPI_OP_NULL,
                     sendbuf == MPI_IN_PLACE, 0};
@@ -457,7 +481,7 @@ int allgather_entry(const void* sendbuf, Count sendcount, MPI_Datatype sendtype,
 template <typename Count, typename Native>
 int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm comm, Native native) {
   if (count <= 0) return native();
-  return guarded([&] {
+  return guarded(comm, [&] {
     const Call call{Collective::bcast, comm, static_cast<std::uint64_t>(count), type, MPI_OP_NULL, false, root};
     const std::optional<Plan> plan = decide(call);
     if (!plan) return native();
@@ -475,7 +499,7 @@ template <typename Count, typename Native>
 int reduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                  Native native) {
   if (count <= 0) return native();
-  return guarded([&] {
+  return guarded(comm, [&] {
     const Call call{Collective::reduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
                     root};
     const std::optional<Plan> plan = decide(call);
@@ -495,7 +519,7 @@ template <typename Count, typename Native>
 int reduce_scatter_block_entry(const void* sendbuf, void* recvbuf, Count recvcount, MPI_Datatype type, MPI_Op op,
                                MPI_Comm comm, Native native) {
   if (recvcount <= 0) return native();
-  return guarded([&] {
+  return guarded(comm, [&] {
     const Call call{Collective::reduce_scatter_block, comm, static_cast<std::uint64_t>(recvcount), type, op,
                     sendbuf == MPI_IN_PLACE, 0};
     const std::optional<Plan> plan = decide(call);
@@ -518,7 +542,7 @@ int reduce_scatter_block_entry(const void* sendbuf, void* recvbuf, Count recvcou
 template <typename Count, typename Native>
 int reduce_scatter_entry(const void* sendbuf, void* recvbuf, const Count recvcounts[], MPI_Datatype type, MPI_Op op,
                          MPI_Comm comm, Native native) {
-  return guarded([&] {
+  return guarded(comm, [&] {
     // An intercommunicator's recvcounts cover the local group, Comm_size's
     // answer; decide() then leaves the call to the MPI.
     int p = 0;

@@ -1,6 +1,7 @@
 #include "src/runtime/config.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cctype>
 #include <cstdlib>
 #include <iomanip>
@@ -97,7 +98,7 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
   Config cfg;
   std::vector<std::string> known{"GENCOLL_WAIT_POLICY", "GENCOLL_DEBUG", "GENCOLL_SELECTION_FILE",
                                  "GENCOLL_GPU_STAGING", "GENCOLL_CUDA_LIBRARY", "GENCOLL_GPU_SCRATCH_KEEP",
-                                 "GENCOLL_COUNT_LIMIT"};
+                                 "GENCOLL_COUNT_LIMIT", "GENCOLL_INJECT_FAULT"};
   for (Collective c : all_collectives()) {
     Selection& sel = cfg.coll[static_cast<int>(c)];
     const std::string var = algorithm_variable(c);
@@ -160,6 +161,14 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
                            " is not valid; valid values: an integer from 2 to " + std::to_string(kIntCountLimit) +
                            " (the most elements one MPI call carries; larger messages use derived datatypes)");
   }
+  if (const char* v = lookup("GENCOLL_INJECT_FAULT"); v && *v) {
+    const std::optional<long> n = parse_upto(v, INT_MAX);
+    if (n) cfg.inject_fault_rank = static_cast<int>(*n);
+    else
+      cfg.errors.push_back(std::string("GENCOLL_INJECT_FAULT=") + v +
+                           " is not valid; valid values: a rank of MPI_COMM_WORLD (an integer >= 0) whose collectives "
+                           "get failures injected (tests only)");
+  }
   if (const char* v = lookup("GENCOLL_DEBUG")) {
     const std::string val = v;
     if (val == "1") cfg.debug = true;
@@ -197,11 +206,14 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
                            radix_names(false, ", ") + ")");
       continue;
     }
-    if (std::find(known.begin(), known.end(), n) == known.end())
+    if (std::find(known.begin(), known.end(), n) == known.end()) {
+      std::string colls, others;
+      for (Collective c : all_collectives()) colls += (colls.empty() ? "" : ", ") + upper(to_string(c));
+      for (const std::string& k : known)
+        if (k.find("_INTRA_ALGORITHM") == std::string::npos && k.find("_KVAL") == std::string::npos) others += ", " + k;
       cfg.errors.push_back(n + " is not a gencoll variable; known variables: GENCOLL_<COLL>_INTRA_ALGORITHM, " +
-                           "GENCOLL_<COLL>_<ALGORITHM>_KVAL (COLL: ALLGATHER, ALLREDUCE, BCAST, REDUCE), " +
-                           "GENCOLL_WAIT_POLICY, GENCOLL_DEBUG, GENCOLL_SELECTION_FILE, GENCOLL_GPU_STAGING, " +
-                           "GENCOLL_CUDA_LIBRARY, GENCOLL_GPU_SCRATCH_KEEP, GENCOLL_COUNT_LIMIT");
+                           "GENCOLL_<COLL>_<ALGORITHM>_KVAL (COLL: " + colls + ")" + others);
+    }
   }
   return cfg;
 }

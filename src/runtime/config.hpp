@@ -62,6 +62,7 @@ struct Config {
   std::size_t gpu_scratch_keep = kDefaultGpuScratchKeep;  // GENCOLL_GPU_SCRATCH_KEEP
   bool debug = false;
   std::uint64_t count_limit = kIntCountLimit;  // GENCOLL_COUNT_LIMIT
+  int inject_fault_rank = -1;  // GENCOLL_INJECT_FAULT (tests only; -1: none)
   std::shared_ptr<const SelectionFile> selection_file;  // GENCOLL_SELECTION_FILE; null when unset
   std::vector<std::string> errors;  // one complete message per problem
 

@@ -1,10 +1,14 @@
 // Injected failures (issue 18, item 3): a transport that fails its n-th
-// operation, for every n of a schedule, on both paths into the executor (the
-// C++ transport interface the interposition library uses, and the C entry
-// point of the MPICH module and the Open MPI component). The error must come
-// out unchanged, nothing may be called after it, and the next call on the same
-// thread must run normally (the executor's per-thread workspace and the entry
-// point's memo survive). Under the sanitizer build this also proves no leak.
+// operation, for every n of a schedule, on every path: the general executor
+// (device buffers), the C++ program runner (the interposition library) and the
+// C runner behind the C entry point (the MPICH module and the Open MPI
+// component compile the same runner in). The error must come out unchanged and
+// the next call on the same thread must run normally (the per-thread
+// workspaces and the entry point's memo survive). The executor stops at the
+// failure; the runners carry on with every later step, so no peer waits for a
+// message that never comes, and stop only where they cannot go on (no
+// scratch; a wait that failed). Under the sanitizer build this also proves no
+// leak.
 #include <catch2/catch.hpp>
 
 #include <deque>
@@ -13,6 +17,7 @@
 #include "coll/algorithm_table.hpp"
 #include "coll/algorithms.hpp"
 #include "src/cabi/gencoll_mpich.h"
+#include "src/exec/program.hpp"
 #include "src/exec/transport.hpp"
 #include "tests/unit/c_transport.hpp"
 
@@ -29,27 +34,41 @@ struct Injected {
 // are operations that can fail too.
 class FailingTransport final : public Transport {
  public:
-  FailingTransport(long fail_at, bool deferred) : fail_at_(fail_at), deferred_(deferred) {}
+  // carry_on: the caller goes on after a failure (the runners), so operations
+  // after it are expected.
+  FailingTransport(long fail_at, bool deferred, bool carry_on = false)
+      : fail_at_(fail_at), deferred_(deferred), carry_on_(carry_on) {}
   long operations() const { return ops_; }
+  // Operations that are steps (everything but scratch and waits): after a
+  // failure the runners still run every step, though how many waits they
+  // need may change.
+  long steps() const { return steps_; }
+  // The failure was one after which nothing can go on (scratch, a wait).
+  bool failed_stopping() const { return failed_stopping_; }
 
-  void prepare(const Schedule&) override { op(); }
+  void prepare(const Schedule&) override { op(true); }
   Request isend(int, std::uint32_t, const Range&) override { return post(); }
   Request irecv(int, std::uint32_t, const Range&) override { return post(); }
+  // The blocking forms (the runners' message alone in flight): one operation.
+  void send(int, std::uint32_t, const Range&) override { op(); }
+  void recv(int, std::uint32_t, const Range&) override { op(); }
   void wait_some(std::vector<Request>& done) override {
-    op();
     REQUIRE(!queue_.empty());
     done.push_back(queue_.front());
     queue_.pop_front();
+    op(true);
   }
   void reduce(const Range&, const Range&) override { op(); }
   void copy(const Range&, const Range&) override { op(); }
   void permute(const Range&, const PermutationSpec&) override { op(); }
 
  private:
-  void op() {
-    REQUIRE(!failed_);  // nothing runs after a failure
+  void op(bool stopping = false) {
+    REQUIRE((carry_on_ || !failed_));  // the executor runs nothing after a failure
+    if (!stopping) ++steps_;
     if (++ops_ == fail_at_) {
       failed_ = true;
+      failed_stopping_ = stopping;
       throw Injected{ops_};
     }
   }
@@ -59,8 +78,8 @@ class FailingTransport final : public Transport {
     queue_.push_back(next_);
     return next_++;
   }
-  long fail_at_, ops_ = 0;
-  bool deferred_, failed_ = false;
+  long fail_at_, ops_ = 0, steps_ = 0;
+  bool deferred_, carry_on_, failed_ = false, failed_stopping_ = false;
   std::deque<Request> queue_;
   Request next_ = 0;
 };
@@ -85,19 +104,18 @@ std::vector<CollParams> cases() {
 }
 
 // The C table: isend/irecv finish at posting; the n-th callback fails with
-// `code`, and nothing may be called after that.
+// `code`; the ones after it succeed.
 struct FailingCallbacks {
   long fail_at;
   int code;
   long ops = 0;
-  bool failed = false;
+  bool failed_alloc = false;
 
   static FailingCallbacks& self(void* c) { return *static_cast<FailingCallbacks*>(c); }
-  static int op(void* c) {
+  static int op(void* c, bool alloc = false) {
     FailingCallbacks& f = self(c);
-    if (f.failed) return -999;  // reported below: a call after the failure
     if (++f.ops == f.fail_at) {
-      f.failed = true;
+      f.failed_alloc = alloc;
       return f.code;
     }
     return 0;
@@ -105,7 +123,7 @@ struct FailingCallbacks {
   gencoll_transport table() {
     gencoll_transport t{};
     t.ctx = this;
-    t.alloc_tmp = [](void* c, std::uint64_t) { return op(c); };
+    t.alloc_tmp = [](void* c, std::uint64_t) { return op(c, true); };
     t.isend = [](void* c, int, int, int, std::uint64_t, std::uint64_t, std::size_t* id) {
       *id = GENCOLL_REQUEST_COMPLETE;
       return op(c);
@@ -155,7 +173,41 @@ TEST_CASE("an executor whose transport fails at its n-th operation stops there, 
   REQUIRE(runs > 1000);
 }
 
-TEST_CASE("the C entry point returns a callback's error unchanged, for every n, and runs the next call",
+TEST_CASE("a program runner whose transport fails at its n-th operation carries on and rethrows it, for every n",
+          "[program][failures]") {
+  long runs = 0;
+  ProgramRunner runner;
+  for (const CollParams& prm : cases())
+    for (bool deferred : {false, true}) {
+      const Program program = compile(generate(prm));
+      FailingTransport clean(0, deferred);
+      runner.run(program, clean);
+      const long n_ops = clean.operations();
+      INFO(to_string(prm.coll) << " " << to_string(prm.alg) << " rank " << prm.rank << (deferred ? " deferred" : ""));
+      for (long n = 1; n <= n_ops; ++n) {
+        FailingTransport t(n, deferred, true);
+        bool threw = false;
+        try {
+          runner.run(program, t);
+        } catch (const Injected& e) {
+          threw = true;
+          REQUIRE(e.at == n);
+        }
+        REQUIRE(threw);
+        if (t.failed_stopping())
+          REQUIRE(t.operations() == n);
+        else
+          REQUIRE(t.steps() == clean.steps());
+        FailingTransport again(0, deferred);
+        runner.run(program, again);
+        REQUIRE(again.operations() == n_ops);
+        ++runs;
+      }
+    }
+  REQUIRE(runs > 1000);
+}
+
+TEST_CASE("the C entry point returns a callback's error unchanged after running every later step, for every n",
           "[executor][mpich][failures]") {
   for (const CollParams& prm : cases()) {
     if (prm.coll == Collective::reduce_scatter_block) continue;  // not in the C ABI
@@ -172,7 +224,8 @@ TEST_CASE("the C entry point returns a callback's error unchanged, for every n, 
       FailingCallbacks f{n, 17 + static_cast<int>(n % 5)};
       t = f.table();
       REQUIRE(gencoll_mpich_run(&call, &t, err, sizeof err) == f.code);
-      REQUIRE(f.ops == n);  // nothing after the failing callback
+      // Every later step still runs, unless there was no scratch to run in.
+      REQUIRE(f.ops == (f.failed_alloc ? n : n_ops));
       FailingCallbacks after{0, 0};
       t = after.table();
       REQUIRE(gencoll_mpich_run(&call, &t, err, sizeof err) == 0);

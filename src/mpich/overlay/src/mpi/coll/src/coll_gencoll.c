@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define GENCOLL_INLINE_REQUESTS 32
@@ -231,8 +232,42 @@ static int gencoll_run_copy(struct gencoll_ctx *c, const struct gencoll_range *s
                           c->datatype);
 }
 
+/* As MPICH's own collectives do after a failure: the error flag makes every
+ * later message carry the error bit, so the ranks that depend on this one
+ * report the failure too instead of computing on quietly. */
+static void gencoll_run_failed(struct gencoll_ctx *c, int mpi_errno)
+{
+    if (*c->errflag == MPIR_ERR_NONE)
+        *c->errflag = MPIX_ERR_PROC_FAILED == MPIR_ERR_GET_CLASS(mpi_errno) ?
+            MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;
+}
+
 #define GENCOLL_RUN_CTX struct gencoll_ctx
 #include "gencoll_run.h"
+
+/* GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
+ * of MPI_COMM_WORLD, the 2m-th call gencoll serves on a communicator other
+ * than MPI_COMM_WORLD (where MPICH runs its own internal collectives, e.g.
+ * for MPI_Comm_dup) fails its (m+1)-th transport call and the odd ones run
+ * clean, so one process run walks a failure through every step of a
+ * schedule. */
+static int gencoll_inject_rank = -1;
+static long gencoll_inject_calls;
+
+static int gencoll_injected(struct gencoll_fault *f, MPIR_Comm * comm_ptr)
+{
+    if (gencoll_inject_rank < 0 || MPIR_Process.comm_world->rank != gencoll_inject_rank ||
+        comm_ptr == MPIR_Process.comm_world)
+        return 0;
+    long m = gencoll_inject_calls++;
+    if (m % 2 != 0)
+        return 0;
+    f->at = m / 2 + 1;
+    f->code = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                   MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                                   "GENCOLL_INJECT_FAULT", "an injected failure");
+    return 1;
+}
 
 int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
                      MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
@@ -306,15 +341,20 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
     c.cap = GENCOLL_INLINE_REQUESTS;
     MPIR_Datatype_get_extent_macro(datatype, c.extent);
 
-    int rc = gencoll_run_program(&c, program, work);
-    if (rc == GENCOLL_MPICH_EINTERNAL) {
+    struct gencoll_fault fault;
+    int rc = gencoll_run_program(&c, program, work, gencoll_injected(&fault, comm_ptr) ? &fault : NULL);
+    if (rc == GENCOLL_RUN_EBUG) {
         MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                       "gencoll schedule", "the program cannot finish (a gencoll bug)");
     } else if (rc != MPI_SUCCESS) {
         mpi_errno = rc;
     }
-    /* On failure, requests still in flight are completed before the buffers
-     * they point into go away. */
+    /* Only a run that stopped early leaves requests in flight: they end
+     * before the buffers they point into go away, receives cancelled first
+     * (their senders may never send). */
+    for (size_t i = 0; i < c.nactive; i++)
+        if (c.active[i].req->kind == MPIR_REQUEST_KIND__RECV)
+            MPID_Cancel_recv(c.active[i].req);
     for (size_t i = 0; i < c.nactive; i++) {
         MPIC_Wait(c.active[i].req, errflag);
         MPIR_Request_free(c.active[i].req);
@@ -357,6 +397,9 @@ int MPII_Gencoll_init(void)
                                  cv->name, value);
         }
     }
+    const char *inject = getenv("GENCOLL_INJECT_FAULT");
+    if (inject && *inject)
+        gencoll_inject_rank = atoi(inject);
     if (gencoll_mpich_abi_version() != GENCOLL_MPICH_ABI_VERSION) {
         char value[96];
         snprintf(value, sizeof(value), "libgencoll-mpich ABI %d, MPICH glue ABI %d: rebuild MPICH",
