@@ -4,6 +4,7 @@
  */
 #include "src/ompi/coll_gencoll.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -269,7 +270,14 @@ static int injected(struct gencoll_fault *f, struct ompi_communicator_t *comm)
     static long calls;
     if (rank == -2) {
         const char *v = getenv("GENCOLL_INJECT_FAULT");
-        rank = v && *v ? atoi(v) : -1;
+        char *end = NULL;
+        long r = v && *v ? strtol(v, &end, 10) : -1;
+        if (v && *v && (*end != '\0' || r < 0 || r > INT_MAX)) {
+            fprintf(stderr, "gencoll: GENCOLL_INJECT_FAULT=%s: expected a rank of MPI_COMM_WORLD (an integer >= 0) "
+                            "whose collectives get failures injected (tests only); none are injected\n", v);
+            r = -1;
+        }
+        rank = (int) r;
     }
     if (rank < 0 || ompi_comm_rank(&ompi_mpi_comm_world.comm) != rank || comm == &ompi_mpi_comm_world.comm) return 0;
     long m = calls++;

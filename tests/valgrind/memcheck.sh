@@ -5,14 +5,17 @@
 # a branch or a system call, or a bad free, in gencoll or in the MPI below
 # it. Suppressed: only the MPIs' own reports, Open MPI's shipped file and
 # tests/valgrind/mpi.supp (each entry explained there). Leaks are left to
-# LeakSanitizer on the core's tests (the MPIs keep memory until exit).
+# LeakSanitizer on the core's tests (the MPIs keep memory until exit). Then
+# fault_check (tests/mpi/fault_inject.sh) the same way: a failure injected at
+# every step leaves nothing touching freed memory.
 #
 #   make check:      p = 3, k = 3, k-ring and permuted recursive multiplying,
 #                    through the interposition library on MPICH and the coll
-#                    component on Open MPI (about a minute)
+#                    component on Open MPI; fault_check's allreduce with k-ring
+#                    (about a minute and a half)
 #   MEMCHECK_FULL=1  (make check-full) every generalized algorithm through
 #                    all four bindings: the library on both MPIs, the MPICH
-#                    module, the Open MPI component
+#                    module, the Open MPI component; fault_check's six cases
 set -u
 builddir=${builddir:-$(pwd)}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -27,9 +30,12 @@ vg="valgrind -q --error-exitcode=3 --leak-check=no ${supp[*]}"
 if [ "${MEMCHECK_FULL:-0}" = 1 ]; then
   algs=$(comm -23 <("$sim" --list-algorithms | sort) <("$sim" --list-algorithms fixed | sort) | tr '\n' ' ')
   bindings="mpich openmpi gencoll-mpich gencoll-openmpi"
+  faults="allgather:permuted_recursive_multiplying allreduce:kring bcast:knomial reduce:rabenseifner
+          reduce_scatter_block:permuted_recursive_multiplying reduce_scatter:recursive_multiplying"
 else
   algs="kring permuted_recursive_multiplying"
   bindings="mpich gencoll-openmpi"
+  faults="allreduce:kring"
 fi
 
 work=$(mktemp -d)
@@ -65,9 +71,17 @@ for b in $bindings; do
   "$srcdir/tests/mpi/run_matrix.sh" "${args[@]}" --procs 3 --ks 3 --algs "$algs" --timeout 600 \
     --mpiexec-args "$vg" --logdir "$work/$b" --bin "$builddir/tests/mpi/coll_check.$suffix" \
     --bin "$builddir/tests/mpi/root_check.$suffix" --bin "$builddir/tests/mpi/rsb_check.$suffix" || exit 1
+  fault_bin="$builddir/tests/mpi/fault_check.$suffix"
+  [ "$fault_bin" -nt "$srcdir/tests/mpi/fault_check.c" ] ||
+    "mpicc.$suffix" -O1 -o "$fault_bin" "$srcdir/tests/mpi/fault_check.c" || { echo "FAIL: cannot build $fault_bin"; exit 1; }
+  for c in $faults; do
+    "$srcdir/tests/mpi/run_matrix.sh" "${args[@]}" --procs 3 --ks 3 --algs "${c#*:}" --timeout 600 \
+      --mpiexec-args "$vg" --logdir "$work/$b-fault-${c%%:*}" --bin "$fault_bin" --args "-c ${c%%:*}" \
+      --env GENCOLL_INJECT_FAULT=1 || exit 1
+  done
   # Every rank of every program really ran under valgrind (hwloc says so
   # once per process).
-  for log in "$work/$b"/*.log; do
+  for log in "$work/$b"*/*.log; do
     programs=$(grep -c '^[a-z_]*: p=3 [0-9]* cases' "$log")
     [ "$programs" -gt 0 ] && [ "$(grep -c 'cannot work under Valgrind' "$log")" -ge $((3 * programs)) ] ||
       { echo "FAIL: $log: not every rank ran under valgrind"; exit 1; }

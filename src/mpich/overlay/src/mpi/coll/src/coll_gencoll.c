@@ -398,8 +398,19 @@ int MPII_Gencoll_init(void)
         }
     }
     const char *inject = getenv("GENCOLL_INJECT_FAULT");
-    if (inject && *inject)
-        gencoll_inject_rank = atoi(inject);
+    if (inject && *inject) {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(inject, &end, 10);
+        if (errno || end == inject || *end != '\0' || v < 0 || v > INT_MAX) {
+            char value[160];
+            snprintf(value, sizeof(value), "%.40s: expected a rank of MPI_COMM_WORLD (an integer >= 0) "
+                     "whose collectives get failures injected (tests only)", inject);
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                                 "GENCOLL_INJECT_FAULT", value);
+        }
+        gencoll_inject_rank = (int) v;
+    }
     if (gencoll_mpich_abi_version() != GENCOLL_MPICH_ABI_VERSION) {
         char value[96];
         snprintf(value, sizeof(value), "libgencoll-mpich ABI %d, MPICH glue ABI %d: rebuild MPICH",
