@@ -33,17 +33,19 @@ case $mpi in
   mpich)
     [ -f "$build/mpich-prefix" ] || { echo "fixed_radix.sh: no $build/mpich-prefix (run scripts/build-mpich.sh)" >&2; exit 1; }
     prefix=$(cat "$build/mpich-prefix")
-    where=(-bind-to core)
+    where=(-bind-to core) binder=()
     if [ -n "$emulate" ]; then
       [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
       np=$emulate
       bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
       trap 'bash "$top/scripts/cluster.sh" down' EXIT
-      # One rank per host: each host's proxy would bind its rank to the same core.
+      # One rank per host, bound to a core of its own host by the cluster's
+      # binder (hydra's -bind-to would put every host's rank on core 0).
       read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args 1)"
+      binder=("$(bash "$top/scripts/cluster.sh" binder)")
     fi
     launch=("$prefix/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$prefix/lib"
-            "$build/benchmarks/gencoll-bench.mpich")
+            "${binder[@]}" "$build/benchmarks/gencoll-bench.mpich")
     own=mpich ag_rd=recursive_doubling ag_bruck=brucks ar_rsag=reduce_scatter_allgather red_rsg=reduce_scatter_gather ;;
   openmpi)
     [ -z "$emulate" ] || { echo "fixed_radix.sh: --emulate runs MPICH only" >&2; exit 1; }

@@ -130,17 +130,27 @@ else
   [ -f "$build/mpich-prefix" ] || { echo "main-job.sh: no MPICH prefix in $build (run without --no-build)" >&2; exit 1; }
   prefix=$(cat "$build/mpich-prefix") ldpath=$prefix/lib
 fi
-bind=(-bind-to core)
+bind=(-bind-to core) wrap=()
 [ "$oversub" = 1 ] && bind=()
 where_args=()
 if [ -n "$emulate" ]; then
   bash "$top/scripts/cluster.sh" up "$hosts" --rate "$rate"
   trap 'bash "$top/scripts/cluster.sh" down' EXIT
   read -r -a where_args <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args "$per_host")"
+  # hydra's -bind-to would put local rank r of every emulated host on core r
+  # of the machine; the cluster's binder uses the host's own cores.
+  bind=()
+  [ "$oversub" = 1 ] || wrap=("$(bash "$top/scripts/cluster.sh" binder)")
 elif [ -n "$hostfile" ]; then
   where_args=(-f "$hostfile")
 fi
-launch() { "$prefix/bin/mpiexec" "${where_args[@]}" -n "$np" "${bind[@]}" -genv LD_LIBRARY_PATH "$ldpath" "$@"; }
+# launch [-genv NAME VALUE]... PROGRAM ARGS (the program after the binder)
+launch() {
+  local -a opts=()
+  while [ "${1:-}" = -genv ]; do opts+=("$1" "$2" "$3"); shift 3; done
+  "$prefix/bin/mpiexec" "${where_args[@]}" -n "$np" "${bind[@]}" -genv LD_LIBRARY_PATH "$ldpath" "${opts[@]}" \
+    "${wrap[@]}" "$@"
+}
 
 {
   echo "date: $(date -u '+%F %T UTC')"
@@ -149,7 +159,7 @@ launch() { "$prefix/bin/mpiexec" "${where_args[@]}" -n "$np" "${bind[@]}" -genv 
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores"
   echo "memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
   command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
-  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores)")"
+  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by cluster.sh's binder})")"
   if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi

@@ -3,6 +3,9 @@
 # 201 so that a user's cluster of id 0 is left alone): 2 hosts x 2 ranks,
 # NICs at 1 Gbit/s.
 #
+#   0. binding: through cluster.sh's binder every rank runs on one core of
+#      its own host, and ranks of different hosts never share a core (the
+#      launchers' own -bind-to put every host's rank r on core r);
 #   1. transports, measured on the NICs: a message between hosts crosses them
 #      whole, one within a host does not touch them (shared memory), for the
 #      MPICH module (hydra, UCX) and for Open MPI (plm_rsh_agent, TCP BTL);
@@ -48,6 +51,28 @@ prefix=
 read -r -a hydra <<< "$prefix/bin/mpiexec $(cluster mpiexec-args 2) -genv LD_LIBRARY_PATH $prefix/lib"
 read -r -a ompi <<< "mpiexec.openmpi --allow-run-as-root $(cluster mpirun-args 2) --mca btl self,vader,tcp"
 sent() { cluster nic-bytes | awk '{ s += $2 } END { print s }'; }
+
+# 0. Binding: each rank on one core of its host, no core shared between hosts.
+binder=$(cluster binder)
+host_cores=$(cluster status | awk '$1 ~ /^node/ { print $1, $7 }')
+binding() {  # NAME LAUNCH...
+  local name=$1; shift
+  if ! timeout 60 "$@" -n 4 "$binder" sh -c 'echo "bound $(hostname) $(taskset -pc $$ | sed "s/.*: //")"' \
+      > "$tmp/b.out" 2>&1 || [ "$(grep -c '^bound ' "$tmp/b.out")" != 4 ]; then
+    fail "$name: the binder did not run 4 ranks"; sed 's/^/    | /' "$tmp/b.out" | tail -n 8; return
+  fi
+  local verdict
+  verdict=$(grep '^bound ' "$tmp/b.out" | awk -v hc="$host_cores" '
+    BEGIN { n = split(hc, w, /[ \n]/); for (i = 1; i < n; i += 2) { split(w[i + 1], r, "-"); lo[w[i]] = r[1]; hi[w[i]] = r[2] } }
+    { if ($3 !~ /^[0-9]+$/ || $3 < lo[$2] || $3 > hi[$2]) { print "rank on " $2 " bound to " $3 ", outside its cores " lo[$2] "-" hi[$2]; bad = 1 }
+      if (($3 in owner) && owner[$3] != $2) { print "core " $3 " shared by " owner[$3] " and " $2; bad = 1 }
+      owner[$3] = $2 }
+    END { if (!bad) print "ok" }')
+  [ "$verdict" = ok ] && pass "$name: every rank bound to one core of its own host ($(grep '^bound ' "$tmp/b.out" | sort | awk '{printf "%s%s:%s", sep, $2, $3; sep=" "}'))" ||
+    fail "$name: $verdict"
+}
+[ -n "$prefix" ] && binding "MPICH module (hydra)" "${hydra[@]}"
+command -v mpiexec.openmpi >/dev/null && binding "Open MPI (mpirun)" "${ompi[@]}"
 
 # 1. Which way the bytes went.
 bytes=20000000

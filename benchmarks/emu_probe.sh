@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A short look at the emulated cluster on real cores, for a device call of a
+# few minutes (the main job needs ten): the ranks' binding, a gencoll-loggp
+# profile, and one collective for a few configurations, into DIR.
+#
+# usage: emu_probe.sh DIR [--bundle B] [--emulate NxR] [--rate R] [--coll C]
+#                         [--sweep LIST] [--max BYTES] [--budget S]
+#   --bundle B    binaries and MPICH of scripts/device-bundle.sh (default .device)
+#   --emulate     hosts x ranks per host (default 4x2)
+#   --rate R      NIC rate (default 1gbit)
+#   --coll C      the collective measured (default allreduce)
+#   --sweep LIST  gencoll-bench configurations
+#                 (default native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2)
+#   --max BYTES   largest message (default 4194304)
+#   --budget S    seconds the measurement may take before it is stopped (default 90)
+# Writes DIR/binding.txt, profile.json, profile-raw.csv, profile.log, sweep.csv,
+# sweep.txt, machine.txt. Then, where gencoll-sim is, compare offline with
+#   gencoll-tune --profile DIR/profile.json --shapes NxR ... (the main job's step).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: emu_probe.sh DIR [options]}; shift
+bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90
+sweep=native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bundle) bundle=$(cd "$2" && pwd); shift 2 ;;
+    --emulate) emulate=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --coll) coll=$2; shift 2 ;;
+    --sweep) sweep=$2; shift 2 ;;
+    --max) max=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "emu_probe.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[[ $emulate =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] || { echo "emu_probe.sh: --emulate $emulate: expected NxR, e.g. 4x2" >&2; exit 2; }
+hosts=${BASH_REMATCH[1]} per_host=${BASH_REMATCH[2]} np=$(( ${BASH_REMATCH[1]} * ${BASH_REMATCH[2]} ))
+[[ $budget =~ ^[1-9][0-9]*$ ]] || { echo "emu_probe.sh: --budget $budget: expected whole seconds" >&2; exit 2; }
+[ -f "$bundle/env.sh" ] || { echo "emu_probe.sh: $bundle is not a bundle of scripts/device-bundle.sh" >&2; exit 1; }
+# shellcheck source=/dev/null
+source "$bundle/env.sh"
+mkdir -p "$out"
+cluster() { bash "$top/scripts/cluster.sh" "$@"; }
+cluster up "$hosts" --rate "$rate"
+trap 'cluster down' EXIT
+read -r -a where <<< "$(cluster mpiexec-args "$per_host")"
+binder=$(cluster binder)
+run() { "$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" "$binder" "$@"; }
+{
+  echo "date: $(date -u '+%F %T UTC')"
+  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max"
+  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
+  command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
+  echo "network: $(cluster status | head -n 1)"
+  echo "mpich: $bundle/mpich$([ -f "$bundle/mpich/BUILD" ] && echo " ($(cat "$bundle/mpich/BUILD"))")"
+  echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+} > "$out/machine.txt"
+run sh -c 'echo "$(hostname) rank $PMI_RANK core $(taskset -pc $$ | sed "s/.*: //")"' | sort > "$out/binding.txt"
+cat "$out/binding.txt"
+run "$bundle/build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
+  > "$out/profile.log" 2>&1 || { tail -n 20 "$out/profile.log"; exit 1; }
+sed -n '/^level system/,/^contention/p' "$out/profile.log"
+rc=0
+timeout "$budget" "$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" \
+  "$binder" "$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i 10 -x 2 --max-time 0.05 -c \
+  --rounds 1 --sweep "$sweep" --csv "$out/sweep.csv" > "$out/sweep.txt" 2>&1 || rc=$?
+cat "$out/sweep.txt"
+[ "$rc" = 0 ] || echo "emu_probe.sh: the sweep stopped (exit $rc; 124: --budget $budget s ran out)"
