@@ -159,7 +159,7 @@ launch() {
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores"
   echo "memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
   command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
-  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by cluster.sh's binder})")"
+  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by the binder of cluster.sh})")"
   if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
