@@ -14,7 +14,9 @@
 #   3. the debug lines name the algorithm and radix that ran;
 #   4. gencoll-loggp finds two levels (node and network) and measures the
 #      NIC's sharing (node_radix);
-#   5. nic_share runs across hosts, no faster than the links allow.
+#   5. nic_share runs across hosts, no faster than the links allow;
+#   6. the README's first command in small (main-job.sh --emulate 2x1 up to
+#      16 KiB): profile, tune, measure and report, ranks bound by the binder.
 # Skipped (77) where namespaces cannot be made (not root, no CAP_SYS_ADMIN).
 set -u
 top=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -165,6 +167,21 @@ if [ -n "$prefix" ]; then
   else
     fail "nic_share pairs did not run"; tail -n 8 "$tmp/n.out" | sed 's/^/    | /'
   fi
+fi
+
+# 6. The main job end to end, small (it brings up its own cluster of this id,
+# replacing the one above). It reads the build in $top/build.
+if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null && pwd -P)" ]; then
+  if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --max 16384 --iters 5 \
+      --max-time 0.02 --rounds 1 --out "$tmp/mj" > "$tmp/mj.out" 2>&1 &&
+     grep -q '^- tuned file vs MPICH default' "$tmp/mj/report.md" &&
+     grep -q 'bound to cores of their own host' "$tmp/mj/machine.txt"; then
+    pass "main-job.sh --emulate 2x1: $(grep -m1 '^- tuned file vs MPICH default' "$tmp/mj/report.md")"
+  else
+    fail "main-job.sh --emulate 2x1"; tail -n 12 "$tmp/mj.out" | sed 's/^/    | /'
+  fi
+else
+  echo "SKIP: main-job.sh reads $top/build, not $b: not run"
 fi
 
 echo "cluster_check: $fails failure(s)"
