@@ -46,7 +46,8 @@ cluster up "$hosts" --rate "$rate"
 trap 'cluster down' EXIT
 read -r -a where <<< "$(cluster mpiexec-args "$per_host")"
 binder=$(cluster binder)
-run() { "$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" "$binder" "$@"; }
+# The launch, up to and including the binder: the rank's program follows.
+run=("$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" "$binder")
 {
   echo "date: $(date -u '+%F %T UTC')"
   echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max"
@@ -56,14 +57,13 @@ run() { "$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH
   echo "mpich: $bundle/mpich$([ -f "$bundle/mpich/BUILD" ] && echo " ($(cat "$bundle/mpich/BUILD"))")"
   echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
 } > "$out/machine.txt"
-run sh -c 'echo "$(hostname) rank $PMI_RANK core $(taskset -pc $$ | sed "s/.*: //")"' | sort > "$out/binding.txt"
+"${run[@]}" sh -c 'echo "$(hostname) rank $PMI_RANK core $(taskset -pc $$ | sed "s/.*: //")"' | sort > "$out/binding.txt"
 cat "$out/binding.txt"
-run "$bundle/build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
+"${run[@]}" "$bundle/build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
   > "$out/profile.log" 2>&1 || { tail -n 20 "$out/profile.log"; exit 1; }
 sed -n '/^level system/,/^contention/p' "$out/profile.log"
 rc=0
-timeout "$budget" "$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" \
-  "$binder" "$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i 10 -x 2 --max-time 0.05 -c \
+timeout "$budget" "${run[@]}" "$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i 10 -x 2 --max-time 0.05 -c \
   --rounds 1 --sweep "$sweep" --csv "$out/sweep.csv" > "$out/sweep.txt" 2>&1 || rc=$?
 cat "$out/sweep.txt"
 [ "$rc" = 0 ] || echo "emu_probe.sh: the sweep stopped (exit $rc; 124: --budget $budget s ran out)"

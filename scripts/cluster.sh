@@ -246,9 +246,10 @@ nic_bytes() {
 }
 
 # bind CMD...: run CMD bound to one core of this host, chosen by the local
-# rank the launcher exports. The host's cores are this process's affinity,
-# inherited from the agent's taskset; where hosts share every core (--cpus 0)
-# nothing is bound, since one host's core r is every host's.
+# rank the launcher exports. The host's cores are those `up` recorded for it
+# in $state/hosts (the ones the agent's taskset gives it); where hosts share
+# every core (--cpus 0) nothing is bound, since one host's core r is every
+# host's.
 bind_rank() {
   [ $# -ge 1 ] || die "bind CMD...: a command to run bound"
   local lr=${MPI_LOCALRANKID:-${OMPI_COMM_WORLD_LOCAL_RANK:-${SLURM_LOCALID:-}}}
