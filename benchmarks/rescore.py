@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Scores a kept main-job run (benchmarks/results/DIR) against the simulator as
-it is now: re-tunes the run's profile for the run's shape with this build's
+it is now: refits the run's profile from its per-size medians (profile-raw.csv,
+where kept) with this build's gencoll-loggp --refit, re-tunes it for the run's shape with this build's
 gencoll-tune and runs analyze.py on the run's own measurements. A change to
 the model is judged by the networks it was measured on, without measuring
 again. The tuned-file measurements stay those of the file the run tuned, so
@@ -74,6 +75,12 @@ def main():
     scored = os.path.join(a.out, "profile.json")
     with open(scored, "w") as f:
         json.dump(profile, f, indent=2)
+    raw = os.path.join(a.run, "profile-raw.csv")
+    if os.path.exists(raw):
+        loggp = os.path.join(a.build, "profiler", "gencoll-loggp")
+        if not os.access(loggp, os.X_OK):
+            fail(f"no {loggp}: build first (scripts/build.sh)")
+        subprocess.run([loggp, "--refit", raw, "--from", scored, "--out", scored], check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(a.run, "sweep.csv")) as f:
         sizes = [int(row["bytes"]) for row in csv.DictReader(f)]
     if not sizes:

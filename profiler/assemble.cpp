@@ -30,7 +30,12 @@ std::string overlaps(const ConcurrencySeries& s, const RadixFit& f, const char* 
 std::string method(const Options& o, const std::string& by) {
   std::ostringstream m;
   m << "measured by " << by << " with the PRTT(n,d,s) method of Hoefler, Lichei and Rehm (IPDPS 2007; seed 000 ref. 14): n = "
-    << o.messages << ", d = max(PRTT(1,0,s), 2 g(s)) from a pilot's minima, ";
+    << o.messages;
+  if (o.stream_bytes > 0 && messages_at(o, o.sizes.front()) > o.messages)
+    m << " (" << messages_at(o, o.sizes.front()) << " at " << o.sizes.front() << " B: every size streams at least "
+      << o.stream_bytes << " B, at most " << std::max(o.messages, o.messages_max)
+      << " messages, so that a token bucket or a queue that passes a burst for free does not hide the rate)";
+  m << ", d = max(PRTT(1,0,s), 2 g(s)) from a pilot's minima, ";
   if (o.quantile == 0.5) m << "medians";
   else m << "quantile " << o.quantile;
   m << " of " << o.reps << " repetitions spread over " << o.rounds << " rounds through all sizes after " << o.warmup

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,34 @@ void print_summary(const nlohmann::ordered_json& profile, const std::string& pat
               l["copy_host_ns_per_byte"].get<double>(), l["permute_host_ns_per_byte"].get<double>());
 }
 
+std::string read_text(const std::string& path, const char* what) {
+  std::ifstream in(path);
+  if (!in) throw UsageError(std::string(what) + " " + path + ": cannot be read");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int refit(const Options& o) {
+  try {
+    nlohmann::ordered_json old;
+    try {
+      old = nlohmann::ordered_json::parse(read_text(o.refit_from, "--from"));
+    } catch (const nlohmann::json::exception& e) {
+      throw UsageError("--from " + o.refit_from + ": not a JSON profile (" + e.what() + ")");
+    }
+    const nlohmann::ordered_json profile = refit_profile(std::move(old), read_text(o.refit, "--refit"), fit_options(o));
+    write_file(o.out, profile.dump(2) + "\n");
+    std::printf("gencoll-loggp: refitted %s from %s into %s\n", o.refit_from.c_str(), o.refit.c_str(), o.out.c_str());
+    return 0;
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "gencoll-loggp: %s\n", e.what());
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "gencoll-loggp: --refit %s: %s\n", o.refit.c_str(), e.what());
+  }
+  return 1;
+}
+
 int run(const Options& o, int rank, int size) {
   const auto start = std::chrono::steady_clock::now();
   if (size < 2) throw UsageError("needs at least 2 ranks to measure between (e.g. mpiexec -n 2 gencoll-loggp)");
@@ -213,6 +242,7 @@ int main(int argc, char** argv) {
     if (launcher_rank_zero()) std::fputs(kHelp, stdout);
     return 0;
   }
+  if (!o.refit.empty()) return refit(o);
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

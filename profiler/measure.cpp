@@ -25,10 +25,10 @@ struct Rounds {
 // untimed; then the minima of a pilot, which other work on the machine
 // cannot inflate, estimate g(s), and d exceeds it with a margin.
 std::vector<double> pilot_delays(PairClient& c, const Options& o) {
-  const int n = o.messages;
-  for (const std::uint64_t bytes : o.sizes) c.prtt(n, 0, static_cast<std::size_t>(bytes), 0, 1);
+  for (const std::uint64_t bytes : o.sizes) c.prtt(messages_at(o, bytes), 0, static_cast<std::size_t>(bytes), 0, 1);
   std::vector<double> delay;
   for (const std::uint64_t bytes : o.sizes) {
+    const int n = messages_at(o, bytes);
     const int pilot = std::max(5, o.warmup);
     const double p1 = quantile(c.prtt(1, 0, static_cast<std::size_t>(bytes), pilot, 1), 0);
     const double pn = quantile(c.prtt(n, 0, static_cast<std::size_t>(bytes), pilot, 0), 0);
@@ -41,14 +41,13 @@ std::vector<double> pilot_delays(PairClient& c, const Options& o) {
 }
 
 std::vector<SizeSample> measure_sizes(PairClient& c, const Options& o, const std::vector<double>& delay) {
-  const int n = o.messages;
   const std::size_t sizes = o.sizes.size();
   const Rounds rounds(o);
   std::vector<std::vector<double>> prtt1(sizes), prttn(sizes), prttd(sizes), o_r(sizes);
   for (int round = 0; round < rounds.count; ++round)
     for (std::size_t i = 0; i < sizes; ++i) {
       const std::size_t bytes = static_cast<std::size_t>(o.sizes[i]);
-      const int reps = rounds.in(round), warm = round == 0 ? o.warmup : 1;
+      const int reps = rounds.in(round), warm = round == 0 ? o.warmup : 1, n = messages_at(o, o.sizes[i]);
       append(prtt1[i], c.prtt(1, 0, bytes, reps, warm));
       append(prttn[i], c.prtt(n, 0, bytes, reps, warm));
       append(prttd[i], c.prtt(n, delay[i], bytes, reps, warm));
@@ -59,7 +58,7 @@ std::vector<SizeSample> measure_sizes(PairClient& c, const Options& o, const std
   const auto stat = [&](const std::vector<double>& v) { return quantile(v, o.quantile); };
   std::vector<SizeSample> samples;
   for (std::size_t i = 0; i < sizes; ++i)
-    samples.push_back(SizeSample{static_cast<double>(o.sizes[i]), n, stat(prtt1[i]), stat(prttn[i]), stat(prttd[i]), delay[i],
+    samples.push_back(SizeSample{static_cast<double>(o.sizes[i]), messages_at(o, o.sizes[i]), stat(prtt1[i]), stat(prttn[i]), stat(prttd[i]), delay[i],
                                  stat(o_r[i]), quantile(prtt1[i], 0)});
   return samples;
 }

@@ -26,6 +26,11 @@ Output
                          prtt1_us,prttn_us,prttd_us,o_r_us,g_us,o_s_us and
                          the fastest PRTT(1,0,s), prtt1_min_us
   --name NAME            the profile's name (default measured-<host>)
+  --refit CSV --from P   measure nothing, start no MPI: refit profile P's
+                         levels from the per-size medians its run kept with
+                         --csv, with this build's fit, and write the result to
+                         --out (how a change of the fit is judged on networks
+                         already measured; benchmarks/rescore.py uses it)
 
 Measurement
   --sizes LIST           message sizes, comma-separated, suffixes K M G
@@ -40,7 +45,14 @@ Measurement
   --rounds N             passes over all sizes that share the repetitions, so
                          that a burst of other work spoils one pass, which the
                          median discards (default 5)
-  --messages N           the n of PRTT(n, d, s), >= 2 (default 10)
+  --messages N           the least n of PRTT(n, d, s), >= 2 (default 10)
+  --stream-bytes BYTES   smaller sizes send more messages, until the n of
+                         PRTT(n, d, s) carries BYTES (default 256K): a shaped
+                         link's token bucket or a NIC's queue passes a burst
+                         of small messages for free, a collective's stream
+                         pays the link's rate (0: n = --messages everywhere)
+  --messages-max N       the most messages any size sends (default 256; never
+                         fewer than --messages)
   --no-refine            do not bisect protocol switches to the byte
   --max-regimes N        protocol regimes per level at most (default 4)
   --local-bytes BYTES    buffer of the local reduce/copy/permute timings (default 64M)
@@ -133,6 +145,8 @@ Options parse_options(const std::vector<std::string>& args) {
     else if (a == "--quick") continue;
     else if (a == "-o" || a == "--out") o.out = value();
     else if (a == "--csv") o.csv = value();
+    else if (a == "--refit") o.refit = value();
+    else if (a == "--from") o.refit_from = value();
     else if (a == "--name") {
       o.name = value();
       if (o.name.empty()) throw OptionError("--name: must not be empty");
@@ -153,6 +167,8 @@ Options parse_options(const std::vector<std::string>& args) {
         throw OptionError("--quantile: expected a number from 0 to 0.5, got \"" + v + "\"");
     } else if (a == "--rounds") o.rounds = parse_int(value(), a, 1, 1000);
     else if (a == "--messages") o.messages = parse_int(value(), a, 2, 10000);
+    else if (a == "--stream-bytes") o.stream_bytes = parse_bytes(value(), a);
+    else if (a == "--messages-max") o.messages_max = parse_int(value(), a, 2, 100000);
     else if (a == "--no-refine") o.refine = false;
     else if (a == "--max-regimes") o.max_regimes = parse_int(value(), a, 1, 8);
     else if (a == "--local-bytes") {
@@ -166,9 +182,18 @@ Options parse_options(const std::vector<std::string>& args) {
     else throw OptionError("unknown option \"" + a + "\" (see --help)");
   }
   if (sizes_given && max_given) throw OptionError("--sizes and --max-size: give one or the other");
+  if (o.refit.empty() != o.refit_from.empty())
+    throw OptionError(o.refit.empty() ? "--from: only with --refit CSV" : "--refit: needs --from PROFILE, the profile the CSV was kept with");
   if (!sizes_given) o.sizes = powers(max_size, o.quick ? 4 : 2);
   if (o.sizes.back() > (1ull << 30)) throw OptionError("sizes above 1G are not supported (an MPI count is an int)");
   return o;
+}
+
+int messages_at(const Options& o, std::uint64_t bytes) {
+  if (o.stream_bytes == 0 || bytes == 0) return o.messages;
+  const std::uint64_t want = (o.stream_bytes + bytes - 1) / bytes;
+  const std::uint64_t most = static_cast<std::uint64_t>(std::max(o.messages, o.messages_max));
+  return static_cast<int>(std::max<std::uint64_t>(static_cast<std::uint64_t>(o.messages), std::min(want, most)));
 }
 
 FitOptions fit_options(const Options& o) {

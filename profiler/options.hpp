@@ -20,13 +20,21 @@ struct Options {
   int warmup = 3;     // untimed ones before them
   double quantile = 0.5;  // statistic kept of the repetitions: 0.5 = median
   int rounds = 5;     // passes over all sizes the repetitions are spread over
-  int messages = 10;  // the n of PRTT(n, d, s)
+  int messages = 10;  // the least n of PRTT(n, d, s)
+  // n grows at small sizes until the stream carries this many bytes: a
+  // shaped link's token bucket or a NIC's queue passes a few small messages
+  // at once, and only a stream that outlasts them shows the rate every byte
+  // pays inside a collective (see messages_at).
+  std::uint64_t stream_bytes = 256 << 10;
+  int messages_max = 256;  // the most n any size uses
   bool refine = true; // locate protocol switches to the byte
   int max_regimes = 4;
   std::uint64_t local_bytes = 64ull << 20;   // working set of the local-cost timings
   std::uint64_t concurrency_bytes = 1 << 20; // message size of the device-radix test
   int concurrency_max = 8;                   // most messages in flight tried
   int emulate_nodes = 0;  // > 0: pretend consecutive blocks of ranks are this many hosts (tests)
+  std::string refit;       // a kept --csv to refit instead of measuring
+  std::string refit_from;  // the profile it was kept with
   bool quick = false;
   bool help = false;
 };
@@ -40,6 +48,10 @@ Options parse_options(const std::vector<std::string>& args);
 
 // "4K" -> 4096; K, M, G are powers of 1024; a trailing "B" or "iB" is allowed.
 std::uint64_t parse_bytes(const std::string& text, const std::string& option);
+
+// The n of PRTT(n, d, s) at `bytes`: max(messages, ceil(stream_bytes / bytes)),
+// at most messages_max.
+int messages_at(const Options& o, std::uint64_t bytes);
 
 // The fitting settings the options carry.
 FitOptions fit_options(const Options& o);

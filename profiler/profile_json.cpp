@@ -1,6 +1,8 @@
 #include "profiler/profile_json.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -139,6 +141,94 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
   doc["overheads_serialize"] = in.overheads_serialize;
   doc["buffers"] = "host";
   return doc;
+}
+
+}  // namespace gencoll::loggp
+
+namespace gencoll::loggp {
+
+namespace {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) out.push_back(cell);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::string& csv_text, const FitOptions& opt) {
+  std::istringstream in(csv_text);
+  std::string line;
+  if (!std::getline(in, line)) throw std::invalid_argument("the CSV is empty (expected gencoll-loggp --csv output)");
+  const std::vector<std::string> head = split_csv_line(line);
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(head.begin(), head.end(), name);
+    if (it == head.end()) throw std::invalid_argument("the CSV has no column \"" + name + "\" (expected gencoll-loggp --csv output)");
+    return static_cast<std::size_t>(it - head.begin());
+  };
+  const std::size_t c_level = column("level"), c_bytes = column("bytes"), c_n = column("n"), c_delay = column("delay_us"),
+                    c_p1 = column("prtt1_us"), c_pn = column("prttn_us"), c_pd = column("prttd_us"), c_or = column("o_r_us"),
+                    c_min = column("prtt1_min_us");
+  std::map<std::string, std::vector<SizeSample>> by_level;
+  for (int row = 2; std::getline(in, line); ++row) {
+    if (line.empty()) continue;
+    const std::vector<std::string> cells = split_csv_line(line);
+    const auto num = [&](std::size_t c) {
+      try {
+        if (c >= cells.size()) throw std::invalid_argument("missing");
+        std::size_t used = 0;
+        const double v = std::stod(cells[c], &used);
+        if (used != cells[c].size()) throw std::invalid_argument("trailing text");
+        return v;
+      } catch (const std::exception&) {
+        throw std::invalid_argument("CSV line " + std::to_string(row) + ": column " + head[c] + " is not a number");
+      }
+    };
+    SizeSample s;
+    s.bytes = num(c_bytes);
+    s.n = static_cast<int>(num(c_n));
+    s.delay = num(c_delay) * 1e-6;
+    s.prtt1 = num(c_p1) * 1e-6;
+    s.prttn = num(c_pn) * 1e-6;
+    s.prttd = num(c_pd) * 1e-6;
+    s.o_r = num(c_or) * 1e-6;
+    s.prtt1_min = num(c_min) * 1e-6;
+    by_level[cells.at(c_level)].push_back(s);
+  }
+  if (!profile.contains("levels") || !profile["levels"].is_array())
+    throw std::invalid_argument("the profile has no \"levels\" array");
+  std::size_t refitted = 0;
+  for (auto& level : profile["levels"]) {
+    const std::string name = level.value("name", "");
+    const auto it = by_level.find(name);
+    if (it == by_level.end()) continue;
+    LevelFit fit = fit_level(it->second, opt);
+    std::vector<bool> located(fit.steps.size(), false);
+    if (level.contains("rendezvous_above") && !fit.steps.empty()) {
+      const double at = level["rendezvous_above"].get<double>();
+      for (std::size_t i = fit.steps.size(); i-- > 0;)
+        if (at >= fit.regimes[i].last_bytes && at < fit.regimes[i + 1].first_bytes) {
+          set_step(fit, i, at);
+          located[i] = true;
+          break;
+        }
+    }
+    level["loggp"] = loggp_json(table_rows(fit, opt));
+    if (!fit.steps.empty()) level["rendezvous_above"] = static_cast<std::uint64_t>(fit.steps.back());
+    else level.erase("rendezvous_above");
+    const std::string was = level.value("source", "");
+    level["source"] = "refitted from the run's per-size medians by this build's fit: " + describe_fit(fit, located) +
+                      (was.empty() ? std::string() : "; as measured: " + was);
+    if (fit.notes.empty()) level.erase("note");
+    else level["note"] = join(fit.notes, "; ");
+    ++refitted;
+  }
+  if (refitted == 0) throw std::invalid_argument("no level of the CSV is a level of the profile");
+  return profile;
 }
 
 }  // namespace gencoll::loggp

@@ -44,6 +44,14 @@ struct ProfileInput {
 // Throws std::invalid_argument when no level was measured.
 nlohmann::ordered_json build_profile(const ProfileInput& in, const FitOptions& opt = {});
 
+// A kept profile refitted from its run's per-size medians (the CSV of
+// gencoll-loggp --csv): every measured level's table, rendezvous_above,
+// source and note as this build's fit makes them, the protocol switch kept
+// where the run's bisection located it; everything else as it was, so that a
+// fitting change is judged on the networks already measured. Throws
+// std::invalid_argument naming what is wrong with the CSV.
+nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::string& csv_text, const FitOptions& opt = {});
+
 // "1..16384 B (rms 1.2%), 16385..4194304 B (rms 3.0%); step at 16384 B located by bisection"
 std::string describe_fit(const LevelFit& fit, const std::vector<bool>& located);
 

@@ -236,3 +236,45 @@ TEST_CASE("streams slower than one message keep their overheads and hold L at 0"
   REQUIRE_FALSE(f.notes.empty());
   CHECK_THAT(f.notes.back(), Catch::Contains("spaced wider"));
 }
+
+TEST_CASE("a gap that the link's rate lifts at the regime's top sets G, it is no outlier", "[loggp][fit]") {
+  // Measured between two emulated hosts at 1 Gbit/s (H200 machine, 2026-11-26,
+  // benchmarks/results/2026-11-26-h200-emu4x2-1gbit-8r/profile-raw.csv): six
+  // back-to-back messages are spaced by the per-message cost (~5 us) up to
+  // 1 KiB and by the link (8 ns/B) at 4 KiB; the protocol switches above.
+  // Leaving 4 KiB out as a disturbance gave G = 0 below the switch.
+  struct Raw {
+    double bytes, delay, prtt1, prttn, prttd, o_r;
+  };
+  const Raw raw[] = {{1, 14.308, 12.433, 46.525, 109.213, 2.2},         {4, 13.851, 12.589, 36.47, 105.009, 1.933},
+                     {16, 13.482, 12.17, 35.208, 104.554, 2.268},       {64, 14.156, 12.032, 37.762, 106.751, 2.116},
+                     {256, 14.185, 12.795, 40.953, 108.889, 2.172},     {1024, 14.859, 12.806, 36.936, 114.138, 2.167},
+                     {4096, 37.2428, 14.417, 198.053, 238.598, 2.629},  {16384, 169.336, 110.189, 795.674, 912.431, 6.283},
+                     {65536, 1066, 833.04, 3484.26, 8269.84, 424.334},  {262144, 4233.54, 4016.45, 14591.2, 35084.1, 2035.4},
+                     {1048576, 4233.54 * 4, 16712.5, 58989.7, 142301, 8405.94}};
+  std::vector<SizeSample> v;
+  for (const Raw& r : raw) {
+    SizeSample m;
+    m.bytes = r.bytes;
+    m.n = 6;
+    m.delay = r.delay * us;
+    m.prtt1 = m.prtt1_min = r.prtt1 * us;
+    m.prttn = r.prttn * us;
+    m.prttd = r.prttd * us;
+    m.o_r = r.o_r * us;
+    v.push_back(m);
+  }
+  const LevelFit f = fit_level(v);
+  REQUIRE(f.regimes.size() >= 2);
+  const Regime& eager = f.regimes.front();
+  REQUIRE(eager.last_bytes == 4096);
+  const auto spacing_at = [&](double s) { return std::max(eager.o_s, eager.g) + (s - 1) * eager.G; };
+  const double gap4k = (198.053 - 14.417) / 5 * us;
+  CHECK(spacing_at(4096) == Approx(gap4k).epsilon(0.1));
+  CHECK(spacing_at(1) == Approx(5 * us).epsilon(0.25));
+  // The link's rate, as the rendezvous regime measures it, within 20 %.
+  CHECK(eager.G == Approx(f.regimes.back().G).epsilon(0.2));
+  bool named = false;
+  for (const std::string& n : f.notes) named = named || n.find("bends up at 4096 B") != std::string::npos;
+  CHECK(named);
+}

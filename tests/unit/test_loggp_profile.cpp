@@ -154,4 +154,61 @@ TEST_CASE("options: bad input names the option and what it takes", "[loggp][opti
   CHECK_THAT(error({"--name", ""}), Catch::Contains("must not be empty"));
   CHECK_THAT(error({"--quantile", "0.7"}), Catch::Contains("--quantile: expected a number from 0 to 0.5"));
   CHECK_THAT(error({"--quick", "--max-regimes", "9"}), Catch::Contains("--max-regimes"));
+  CHECK_THAT(error({"--refit", "raw.csv"}), Catch::Contains("needs --from"));
+  CHECK_THAT(error({"--from", "p.json"}), Catch::Contains("only with --refit"));
+  CHECK_THAT(error({"--stream-bytes", "lots"}), Catch::Contains("--stream-bytes"));
+}
+
+TEST_CASE("small sizes stream more messages, up to --messages-max", "[loggp][options]") {
+  const Options q = parse_options({"--quick"});
+  CHECK(messages_at(q, 1) == 256);           // 256 KiB would need 262144 messages
+  CHECK(messages_at(q, 1024) == 256);        // exactly 256 KiB
+  CHECK(messages_at(q, 4096) == 64);
+  CHECK(messages_at(q, 65536) == 6);         // --quick's n
+  CHECK(messages_at(q, 1 << 20) == 6);
+  const Options off = parse_options({"--stream-bytes", "0", "--messages", "8"});
+  CHECK(messages_at(off, 1) == 8);
+  CHECK(messages_at(parse_options({"--messages", "20", "--messages-max", "4"}), 1) == 20);  // never below --messages
+}
+
+TEST_CASE("a kept profile is refitted from its per-size medians, the rest left as it was", "[loggp][profile]") {
+  // The inter-host level of the 4 x 2 emulated run on the H200 machine
+  // (benchmarks/results/2026-11-26-h200-emu4x2-1gbit-8r/profile-raw.csv).
+  const std::string csv =
+      "level,bytes,n,delay_us,prtt1_us,prttn_us,prttd_us,o_r_us,g_us,o_s_us,prtt1_min_us\n"
+      "system,1,6,14.308,12.433,46.525,109.213,2.2,6.8184,5.048,10.338\n"
+      "system,4,6,13.851,12.589,36.47,105.009,1.933,4.7762,4.633,10.325\n"
+      "system,16,6,13.482,12.17,35.208,104.554,2.268,4.6076,4.9948,10.431\n"
+      "system,64,6,14.156,12.032,37.762,106.751,2.116,5.146,4.7878,10.033\n"
+      "system,256,6,14.185,12.795,40.953,108.889,2.172,5.6316,5.0338,9.981\n"
+      "system,1024,6,14.859,12.806,36.936,114.138,2.167,4.826,5.4074,11.026\n"
+      "system,4096,6,37.2428,14.417,198.053,238.598,2.629,36.7272,7.5934,13.328\n"
+      "system,16384,6,169.336,110.189,795.674,912.431,6.283,137.097,-8.8876,25.015\n"
+      "system,65536,6,1066,833.04,3484.26,8269.84,424.334,530.244,421.361,819.389\n"
+      "system,262144,6,4233.54,4016.45,14591.2,35084.1,2035.4,2114.95,1979.99,4004.89\n"
+      "system,1048576,6,16903.7,16712.5,58989.7,142301,8405.94,8455.43,8214,16704.2\n";
+  const nlohmann::ordered_json old = nlohmann::ordered_json::parse(
+      R"({"name": "kept", "levels": [{"name": "node", "fanout": 2, "loggp": {"L_us": 1}},
+          {"name": "system", "rendezvous_above": 10486, "loggp": {"L_us": 2}, "source": "measured"}],
+          "contention": {"device_radix": 1}})");
+  const nlohmann::ordered_json p = refit_profile(old, csv);
+  CHECK(p["name"] == "kept");
+  CHECK(p["contention"] == old["contention"]);
+  CHECK(p["levels"][0] == old["levels"][0]);  // no medians of its own: untouched
+  const auto& sys = p["levels"][1];
+  CHECK(sys["rendezvous_above"] == 10486);  // where the run's bisection put it
+  const auto& table = sys["loggp"]["table"];
+  REQUIRE(table.size() == 4);
+  CHECK(table[1]["bytes"] == 10486);
+  // Below the switch the link's rate, not G = 0 (the outlier rejection's).
+  CHECK(table[0]["G_ns_per_byte"].get<double>() == Approx(8.0).epsilon(0.2));
+  CHECK_THAT(sys["source"].get<std::string>(), Catch::Contains("refitted") && Catch::Contains("as measured: measured"));
+
+  CHECK_THROWS_WITH(refit_profile(old, "level,bytes\nsystem,1\n"), Catch::Contains("no column \"n\""));
+  CHECK_THROWS_WITH(refit_profile(old, csv.substr(0, csv.find('\n') + 1) + "system,1,6,x,1,2,3,4,5,6,7\n"),
+                    Catch::Contains("line 2") && Catch::Contains("delay_us"));
+  CHECK_THROWS_WITH(refit_profile(old, ""), Catch::Contains("empty"));
+  std::string other = csv;
+  for (std::size_t at = 0; (at = other.find("system,", at)) != std::string::npos;) other.replace(at, 7, "socket,");
+  CHECK_THROWS_WITH(refit_profile(old, other), Catch::Contains("no level of the CSV"));
 }
