@@ -4,7 +4,7 @@
 # profile, and one collective for a few configurations, into DIR.
 #
 # usage: emu_probe.sh DIR [--bundle B] [--emulate NxR] [--rate R] [--coll C]
-#                         [--sweep LIST] [--max BYTES] [--budget S]
+#                         [--sweep LIST] [--max BYTES] [--budget S] [--rps]
 #   --bundle B    binaries and MPICH of scripts/device-bundle.sh (default .device)
 #   --emulate     hosts x ranks per host (default 4x2)
 #   --rate R      NIC rate (default 1gbit)
@@ -13,13 +13,14 @@
 #                 (default native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2)
 #   --max BYTES   largest message (default 4194304)
 #   --budget S    seconds the measurement may take before it is stopped (default 90)
+#   --rps         the hosts' NIC processing on their last core (cluster.sh up --rps)
 # Writes DIR/binding.txt, profile.json, profile-raw.csv, profile.log, sweep.csv,
 # sweep.txt, machine.txt. Then, where gencoll-sim is, compare offline with
 #   gencoll-tune --profile DIR/profile.json --shapes NxR ... (the main job's step).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: emu_probe.sh DIR [options]}; shift
-bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90
+bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90 rps=()
 sweep=native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2
 while [ $# -gt 0 ]; do
   case $1 in
@@ -30,7 +31,8 @@ while [ $# -gt 0 ]; do
     --sweep) sweep=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --rps) rps=(--rps); shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "emu_probe.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,7 +44,7 @@ hosts=${BASH_REMATCH[1]} per_host=${BASH_REMATCH[2]} np=$(( ${BASH_REMATCH[1]} *
 source "$bundle/env.sh"
 mkdir -p "$out"
 cluster() { bash "$top/scripts/cluster.sh" "$@"; }
-cluster up "$hosts" --rate "$rate"
+cluster up "$hosts" --rate "$rate" "${rps[@]}"
 trap 'cluster down' EXIT
 read -r -a where <<< "$(cluster mpiexec-args "$per_host")"
 binder=$(cluster binder)
@@ -50,7 +52,7 @@ binder=$(cluster binder)
 run=("$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" "$binder")
 {
   echo "date: $(date -u '+%F %T UTC')"
-  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max"
+  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}"
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
   command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
   echo "network: $(cluster status | head -n 1)"

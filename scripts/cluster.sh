@@ -29,6 +29,13 @@
 #              hosts do not share cores and binding within a host works as on
 #              a real node (default: cores / N when there are at least N
 #              cores, else 0: every host on every core)
+#   --rps      the kernel's receive processing of each host's NIC (veth,
+#              bridge, qdiscs and TCP run in softirqs, on the core of the rank
+#              that sent or is receiving unless steered) on the host's last
+#              core, which the binder leaves free when the host runs fewer
+#              ranks than it has cores: what a real NIC does in hardware then
+#              no longer competes with ranks spinning in their progress loop
+#              (needs --cpus of at least 2)
 #
 # Binding: the launchers' own binding (hydra's -bind-to core, Open MPI's
 # --bind-to core) does not see a host's cores: their hwloc reads the whole
@@ -106,6 +113,17 @@ down() {
   rm -rf "$state"
 }
 
+# rps_mask CORE: the rps_cpus mask of one core (comma-separated 32-bit words).
+rps_mask() {
+  local core=$1 words=() w
+  for ((w = 0; w <= core / 32; w++)); do
+    if [ "$w" = $(( core / 32 )) ]; then words=("$(printf %x $(( 1 << (core % 32) )))" "${words[@]}")
+    else words=(00000000 "${words[@]}"); fi
+  done
+  local IFS=,
+  echo "${words[*]}"
+}
+
 # shape_nic PREFIX DEV dst|src N SELF: DEV's egress limited to $rate, with one
 # queue per peer host (and one for the launching node) served round robin one
 # MTU at a time. A real NIC arbitrates between its queue pairs packet by
@@ -133,7 +151,7 @@ shape_nic() {
 }
 
 up() {
-  local n=${1:-} rate=1gbit burst= limit=8mb mtu=9000 cpus=
+  local n=${1:-} rate=1gbit burst= limit=8mb mtu=9000 cpus= rps=0
   [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 253 ] || die "up N: N must be an integer from 1 to 253 (got '${n}')"
   shift
   while [ $# -gt 0 ]; do
@@ -143,7 +161,8 @@ up() {
       --limit) limit=${2:?--limit needs a value}; shift 2 ;;
       --mtu) mtu=${2:?--mtu needs a value}; shift 2 ;;
       --cpus) cpus=${2:?--cpus needs a value}; shift 2 ;;
-      *) die "up: unknown option '$1' (expected --rate R, --burst B, --limit L, --mtu M, --cpus C)" ;;
+      --rps) rps=1; shift ;;
+      *) die "up: unknown option '$1' (expected --rate R, --burst B, --limit L, --mtu M, --cpus C, --rps)" ;;
     esac
   done
   [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
@@ -156,6 +175,10 @@ up() {
     die "--cpus $cpus: $n hosts x $cpus cores exceed the $cores cores here (0: every host on every core)"
   need_root
   [ "$cpus" = 0 ] || command -v taskset >/dev/null || die "--cpus needs taskset (util-linux)"
+  if [ "$rps" = 1 ]; then
+    [ "$cpus" -ge 2 ] || die "--rps: each host needs at least 2 cores (--cpus $cpus), one of them left to the NIC"
+    [ -e /sys/class/net/lo/queues/rx-0/rps_cpus ] || die "--rps: this kernel has no receive packet steering (CONFIG_RPS)"
+  fi
   down
   trap 'echo "cluster.sh: up failed; cleaning up" >&2; down' ERR
   mkdir -p "$state"
@@ -179,6 +202,14 @@ up() {
     # rate on the bridge's side (one queue per source).
     shape_nic "ip netns exec $ns" eth0 dst "$n" "$((i + 1))"
     shape_nic "" "$v" src "$n" "$((i + 1))"
+    if [ "$rps" = 1 ]; then
+      # What host i sends enters the bridge through $v, what it receives
+      # arrives on its eth0: both are processed on its last core.
+      local mask
+      mask=$(rps_mask $(( i * cpus + cpus - 1 )))
+      echo "$mask" > "/sys/class/net/$v/queues/rx-0/rps_cpus"
+      ip netns exec "$ns" sh -c "echo $mask > /sys/class/net/eth0/queues/rx-0/rps_cpus"
+    fi
     # The holder keeps the host's other namespaces alive; setsid so that it
     # outlives this script. /proc and /dev/shm of its own: UCX finds peers'
     # shared memory through /proc/PID/fd and /dev/shm, which must not reach
@@ -198,7 +229,7 @@ up() {
     [ "$cpus" = 0 ] || mine=$(( i * cpus ))-$(( i * cpus + cpus - 1 ))
     echo "node$i $addr $pid $mine" >> "$state/hosts"
   done
-  echo "$rate $burst $limit $mtu" > "$state/shape"
+  echo "$rate $burst $limit $mtu $rps" > "$state/shape"
   # The launchers' ssh: hydra's -launcher-exec and Open MPI's plm_rsh_agent
   # take a program, not a command line.
   printf '#!/bin/sh\nGENCOLL_CLUSTER_ID=%s exec bash %q agent "$@"\n' "$id" "$self" > "$state/agent"
@@ -220,8 +251,8 @@ up() {
 
 status() {
   if [ ! -f "$state/hosts" ]; then echo "no cluster is up"; return 0; fi
-  read -r rate burst limit mtu < "$state/shape"
-  echo "$(nhosts) hosts, NICs at $rate each way (burst $burst, queue $limit, MTU $mtu), launching node $head on $bridge"
+  read -r rate burst limit mtu rps < "$state/shape"
+  echo "$(nhosts) hosts, NICs at $rate each way (burst $burst, queue $limit, MTU $mtu$([ "${rps:-0}" = 1 ] && echo ", receive processing on each host's last core")), launching node $head on $bridge"
   local name addr pid cpus
   while read -r name addr pid cpus; do
     local alive=down

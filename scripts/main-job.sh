@@ -27,6 +27,8 @@
 #   --emulate NxR run on an emulated cluster of N hosts with R ranks each
 #                 (scripts/cluster.sh; needs root), NICs at --rate (default
 #                 1gbit) each way; R defaults to 1
+#   --rps         with --emulate: each host's NIC processing on its last core
+#                 (scripts/cluster.sh up --rps; hosts need a core to spare)
 #   --single-node all ranks on this machine, even where it has too few cores
 #   --no-build    use the existing build/ and its MPICH prefix as they are
 #   --bundle DIR  use the binaries, MPICH and libraries packed by
@@ -45,7 +47,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
-np= max= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0
+np= max= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=()
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -59,9 +61,10 @@ while [ $# -gt 0 ]; do
     --emulate) emulate=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --single-node) single=1; shift ;;
+    --rps) rps=(--rps); shift ;;
     --no-build) build_it=0; shift ;;
     --bundle) bundle=$(cd "$2" && pwd); build_it=0; shift 2 ;;
-    -h|--help) sed -n '2,44p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "main-job.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -89,6 +92,7 @@ elif [ "$single" = 0 ] && [ "${np:-$(( cores < 4 ? 4 : cores ))}" -gt "$cores" ]
     log "$cores cores are too few for ${np:-4} ranks and the emulated cluster needs root: oversubscribing this machine, which measures its CPU scheduler more than the algorithms"
   fi
 fi
+[ ${#rps[@]} = 0 ] || [ -n "$emulate" ] || die "--rps: only with --emulate (it steers the emulated hosts' NIC processing)"
 if [ -z "$np" ]; then
   if [ -n "$per_host" ]; then np=$(( hosts * per_host )); else np=$(( cores < 4 ? 4 : (cores > 16 ? 16 : cores) )); fi
 fi
@@ -134,7 +138,7 @@ bind=(-bind-to core) wrap=()
 [ "$oversub" = 1 ] && bind=()
 where_args=()
 if [ -n "$emulate" ]; then
-  bash "$top/scripts/cluster.sh" up "$hosts" --rate "$rate"
+  bash "$top/scripts/cluster.sh" up "$hosts" --rate "$rate" "${rps[@]}"
   trap 'bash "$top/scripts/cluster.sh" down' EXIT
   read -r -a where_args <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args "$per_host")"
   # hydra's -bind-to would put local rank r of every emulated host on core r

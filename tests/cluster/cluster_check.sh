@@ -184,5 +184,22 @@ else
   echo "SKIP: main-job.sh reads $top/build, not $b: not run"
 fi
 
+# 7. --rps steers a host's receive processing to its last core, and refuses
+# a host with no core to spare, naming why (1 host of every core here).
+if out=$(cluster up 2 --cpus 1 --rps 2>&1); then
+  fail "cluster.sh up --cpus 1 --rps succeeded with no core to spare"
+else
+  case $out in *"at least 2 cores"*) pass "cluster.sh --rps with one core a host: refused, naming the cores" ;;
+    *) fail "cluster.sh --rps with one core a host: $out" ;; esac
+fi
+cores=$(nproc)
+if [ "$cores" -ge 2 ] && cluster up 1 --rps > /dev/null 2>&1; then
+  last=$(( cores - 1 )) want=$(printf %x $(( 1 << (( cores - 1 ) % 32) )))
+  got=$(cluster exec node0 cat /sys/class/net/eth0/queues/rx-0/rps_cpus | sed 's/^0*//;s/,.*//')
+  [ "$cores" -gt 32 ] || { [ "$got" = "$want" ] && pass "cluster.sh --rps: node0's NIC processed on core $last (mask $got)" ||
+    fail "cluster.sh --rps: node0's rps_cpus is $got, expected $want (core $last)"; }
+  cluster down > /dev/null 2>&1
+fi
+
 echo "cluster_check: $fails failure(s)"
 [ "$fails" = 0 ]
