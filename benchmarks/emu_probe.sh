@@ -5,6 +5,7 @@
 #
 # usage: emu_probe.sh DIR [--bundle B] [--emulate NxR] [--rate R] [--coll C]
 #                         [--sweep LIST] [--max BYTES] [--budget S] [--rps]
+#                         [--progress-yield]
 #   --bundle B    binaries and MPICH of scripts/device-bundle.sh (default .device)
 #   --emulate     hosts x ranks per host (default 4x2)
 #   --rate R      NIC rate (default 1gbit)
@@ -14,13 +15,20 @@
 #   --max BYTES   largest message (default 4194304)
 #   --budget S    seconds the measurement may take before it is stopped (default 90)
 #   --rps         the hosts' NIC processing on their last core (cluster.sh up --rps)
+#   --progress-yield  the bundle's MPICH libraries built with the progress
+#                 yield (mpich-yield/): waiting ranks leave their core to the
+#                 kernel's packet processing
 # Writes DIR/binding.txt, profile.json, profile-raw.csv, profile.log, sweep.csv,
 # sweep.txt, machine.txt. Then, where gencoll-sim is, compare offline with
 #   gencoll-tune --profile DIR/profile.json --shapes NxR ... (the main job's step).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: emu_probe.sh DIR [options]}; shift
-bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90 rps=()
+case ${1:-} in
+  -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  ''|-*) echo "emu_probe.sh: the first argument is the results directory (usage: emu_probe.sh DIR [options]; --help)" >&2; exit 2 ;;
+esac
+out=$1; shift
+bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90 rps=() yield=0
 sweep=native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2
 while [ $# -gt 0 ]; do
   case $1 in
@@ -32,7 +40,8 @@ while [ $# -gt 0 ]; do
     --max) max=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --rps) rps=(--rps); shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --progress-yield) yield=1; shift ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "emu_probe.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -42,6 +51,10 @@ hosts=${BASH_REMATCH[1]} per_host=${BASH_REMATCH[2]} np=$(( ${BASH_REMATCH[1]} *
 [ -f "$bundle/env.sh" ] || { echo "emu_probe.sh: $bundle is not a bundle of scripts/device-bundle.sh" >&2; exit 1; }
 # shellcheck source=/dev/null
 source "$bundle/env.sh"
+if [ "$yield" = 1 ]; then
+  [ -d "$bundle/mpich-yield/lib" ] || { echo "emu_probe.sh: --progress-yield: $bundle has no mpich-yield/ (pack it again with scripts/device-bundle.sh)" >&2; exit 1; }
+  export LD_LIBRARY_PATH=$bundle/mpich-yield/lib:$LD_LIBRARY_PATH
+fi
 mkdir -p "$out"
 cluster() { bash "$top/scripts/cluster.sh" "$@"; }
 cluster up "$hosts" --rate "$rate" "${rps[@]}"
@@ -52,7 +65,7 @@ binder=$(cluster binder)
 run=("$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" "$binder")
 {
   echo "date: $(date -u '+%F %T UTC')"
-  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}"
+  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}$([ "$yield" = 1 ] && echo " --progress-yield")"
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
   command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
   echo "network: $(cluster status | head -n 1)"

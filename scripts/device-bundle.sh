@@ -8,6 +8,10 @@
 #   DIR/mpich/   MPICH 4.0.2 with the gencoll module (bin/ and lib/), built
 #                without the progress yield (there every rank has its own
 #                core) unless --progress-yield; mpich/BUILD says which
+#   DIR/mpich-yield/lib/  the libraries of the build with the progress yield,
+#                for main-job.sh --progress-yield (an emulated cluster whose
+#                kernel needs the cores of waiting ranks); absent with
+#                --progress-yield, where mpich/ is that build
 #   DIR/bin/     ip and tc (iproute2), which scripts/cluster.sh needs for an
 #                emulated cluster on that machine's cores
 #   DIR/lib/     the shared libraries those need that a bare image may lack
@@ -28,7 +32,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
     --progress-yield) yield=(--progress-yield); shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "device-bundle.sh: unknown option $1 (expected --out DIR, --progress-yield)" >&2; exit 2 ;;
   esac
 done
@@ -74,6 +78,17 @@ echo "MPICH 4.0.2 with the gencoll module from $prefix, ${yield[*]:-without --pr
 mkdir -p "$out/mpich/lib"
 for f in "$prefix"/lib/*.so*; do cp -a "$f" "$out/mpich/lib/"; done
 for f in "$out"/mpich/lib/*.so.*.*; do [ -L "$f" ] || strip --strip-debug "$f" 2>/dev/null || true; done
+if [ ${#yield[@]} = 0 ]; then
+  log "adding the progress-yield build's libraries (cached after the first run)"
+  bash "$top/scripts/build-mpich.sh" --progress-yield --gencoll-build "$build" > /dev/null
+  yprefix=$(cat "$build/mpich-prefix")
+  mkdir -p "$out/mpich-yield/lib"
+  for f in "$yprefix"/lib/*.so*; do cp -a "$f" "$out/mpich-yield/lib/"; done
+  for f in "$out"/mpich-yield/lib/*.so.*.*; do [ -L "$f" ] || strip --strip-debug "$f" 2>/dev/null || true; done
+  echo "MPICH 4.0.2 with the gencoll module from $yprefix, --progress-yield" > "$out/mpich-yield/BUILD"
+  # build/mpich-prefix names the bundle's main MPICH again.
+  bash "$top/scripts/build-mpich.sh" --gencoll-build "$build" > /dev/null
+fi
 
 # Third-party libraries: whatever ldd resolves outside the bundle, except the
 # C and C++ runtimes (a newer one on the machine serves older binaries).
@@ -81,7 +96,7 @@ ucx=$(dirname "$(ldconfig -p | awk '/libucs.so.0 / { print $NF; exit }')")/ucx
 mkdir -p "$out/lib/ucx"
 [ -d "$ucx" ] && for f in "$ucx"/*.so.0; do cp -L "$f" "$out/lib/ucx/"; done
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libdl\.so|libpthread\.so|librt\.so|libstdc\+\+\.so|libgcc_s\.so)'
-elfs=$(find "$out/build" "$out/bin" "$out/mpich" "$out/lib/ucx" -type f -exec sh -c 'file -b "$1" | grep -q ELF' _ {} \; -print)
+elfs=$(find "$out/build" "$out/bin" "$out/mpich" "$out/lib/ucx" $([ -d "$out/mpich-yield" ] && echo "$out/mpich-yield") -type f -exec sh -c 'file -b "$1" | grep -q ELF' _ {} \; -print)
 for e in $elfs; do
   LD_LIBRARY_PATH=$out/mpich/lib ldd "$e" 2>/dev/null | awk '$3 ~ /^\// { print $1, $3 }'
 done | sort -u | while read -r name path; do

@@ -27,6 +27,10 @@
 #   --emulate NxR run on an emulated cluster of N hosts with R ranks each
 #                 (scripts/cluster.sh; needs root), NICs at --rate (default
 #                 1gbit) each way; R defaults to 1
+#   --progress-yield  MPICH built with the progress yield even where every
+#                 rank has a core (on an emulated cluster the kernel's packet
+#                 processing, a real NIC's work, then gets the cores of ranks
+#                 that wait); with --bundle, its mpich-yield/ libraries
 #   --rps         with --emulate: each host's NIC processing on its last core
 #                 (scripts/cluster.sh up --rps; hosts need a core to spare)
 #   --single-node all ranks on this machine, even where it has too few cores
@@ -47,7 +51,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
-np= max= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=()
+np= max= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -62,9 +66,10 @@ while [ $# -gt 0 ]; do
     --rate) rate=$2; shift 2 ;;
     --single-node) single=1; shift ;;
     --rps) rps=(--rps); shift ;;
+    --progress-yield) force_yield=1; shift ;;
     --no-build) build_it=0; shift ;;
     --bundle) bundle=$(cd "$2" && pwd); build_it=0; shift 2 ;;
-    -h|--help) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "main-job.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -121,7 +126,7 @@ if [ "$build_it" = 1 ]; then
   log "building gencoll"
   bash "$top/scripts/build.sh" >/dev/null
   yield=()
-  if [ "$oversub" = 1 ]; then yield=(--progress-yield); fi
+  if [ "$oversub" = 1 ] || [ "$force_yield" = 1 ]; then yield=(--progress-yield); fi
   log "building MPICH 4.0.2 with the gencoll module ${yield[*]} (cached after the first run)"
   bash "$top/scripts/build-mpich.sh" "${yield[@]}" --gencoll-build "$build" >/dev/null
 fi
@@ -130,6 +135,11 @@ if [ -n "$bundle" ]; then
   # shellcheck source=/dev/null
   source "$bundle/env.sh"
   build=$bundle/build prefix=$bundle/mpich ldpath=$LD_LIBRARY_PATH
+  if [ "$force_yield" = 1 ] && ! grep -q ', --progress-yield$' "$prefix/BUILD" 2>/dev/null; then
+    [ -d "$bundle/mpich-yield/lib" ] ||
+      { echo "main-job.sh: --progress-yield: $bundle has no mpich-yield/ (pack it again with scripts/device-bundle.sh)" >&2; exit 1; }
+    ldpath=$bundle/mpich-yield/lib:$ldpath
+  fi
 else
   [ -f "$build/mpich-prefix" ] || { echo "main-job.sh: no MPICH prefix in $build (run without --no-build)" >&2; exit 1; }
   prefix=$(cat "$build/mpich-prefix") ldpath=$prefix/lib
@@ -167,7 +177,7 @@ launch() {
   if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
-  echo "mpich: $prefix$([ -f "$prefix/BUILD" ] && echo " ($(cat "$prefix/BUILD"))")"
+  echo "mpich: $prefix$([ -f "$prefix/BUILD" ] && echo " ($(cat "$prefix/BUILD"))")$([ "${ldpath%%:*}" = "${bundle:-/nonexistent}/mpich-yield/lib" ] && echo "; libraries of $(cat "$bundle/mpich-yield/BUILD")")"
   echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet 2>/dev/null || echo ' (modified)')"
 } > "$out/machine.txt"
 
