@@ -11,38 +11,53 @@ usage: score_sweep.py SWEEP_CSV PREDICTED_CSV [MIN_BYTES]
   PREDICTED_CSV  gencoll-tune's NAME.csv for the same profile and shape
   MIN_BYTES      smallest size scored (default 32768)
 """
-import csv,sys,math,collections
-if len(sys.argv) not in (3, 4): sys.exit(__doc__)
-sweep,pred=sys.argv[1],sys.argv[2]
-minb=int(sys.argv[3]) if len(sys.argv)>3 else 32768
-P={}
-for r in csv.DictReader(open(pred)):
-    P[(r['collective'],r['algorithm'],int(r['radix']),int(r['size_bytes']))]=float(r['time_us'])
-M=collections.defaultdict(dict)
-for r in csv.DictReader(open(sweep)):
-    c,cfg,b=r['collective'],r['config'],int(r['bytes'])
-    if cfg=='native' : continue
-    if cfg.startswith('mpich:'):
-        a=cfg[6:]; ks=[kk for (cc,aa,kk,bb) in P if cc==c and aa==a and bb==b]
-        if not ks: continue
-        key=(c,a,ks[0],b)
-    else:
-        a,k=cfg.split(':'); key=(c,a,int(k),b)
-    if key in P: M[(c,b)][cfg]=(float(r['median_us']),P[key])
-def rank(v):
-    o=sorted(range(len(v)),key=lambda i:v[i]); r=[0]*len(v)
-    for i,j in enumerate(o): r[j]=i
-    return r
-def spear(a,b):
-    ra,rb=rank(a),rank(b); n=len(a); ma=sum(ra)/n; mb=sum(rb)/n
-    num=sum((x-ma)*(y-mb) for x,y in zip(ra,rb)); den=math.sqrt(sum((x-ma)**2 for x in ra)*sum((y-mb)**2 for y in rb))
-    return num/den if den else 0
-qs=[];rhos=[];rat=[]
-for (c,b),d in sorted(M.items()):
-    if b<minb: continue
-    cfgs=list(d); meas=[d[x][0] for x in cfgs]; pr=[d[x][1] for x in cfgs]
-    pick=min(cfgs,key=lambda x:d[x][1]); q=min(meas)/d[pick][0]; rho=spear(meas,pr)
-    qs.append(q); rhos.append(rho); rat.append(d[pick][0]/d[pick][1])
-    print(f"{c:9s} {b:8d} pick {pick:34s} q {q:.3f} rho {rho:.2f} meas/pred {d[pick][0]/d[pick][1]:.2f}")
-g=lambda v: math.exp(sum(map(math.log,v))/len(v))
-print(f"quality gm {g(qs):.3f} worst {min(qs):.3f}; rho mean {sum(rhos)/len(rhos):.2f} worst {min(rhos):.2f}; meas/pred gm {g(rat):.2f}, within 15% {sum(1 for x in rat if abs(x-1)<=.15)}/{len(rat)}")
+import collections
+import sys
+
+from analyze import geomean, read_csv, spearman
+
+
+def main():
+    if len(sys.argv) not in (3, 4):
+        sys.exit(__doc__)
+    sweep, predicted = sys.argv[1], sys.argv[2]
+    min_bytes = int(sys.argv[3]) if len(sys.argv) > 3 else 32768
+    pred = {}
+    for r in read_csv(predicted, ["collective", "algorithm", "radix", "size_bytes", "time_us"]):
+        pred[(r["collective"], r["algorithm"], int(r["radix"]), int(r["size_bytes"]))] = float(r["time_us"])
+    # MPICH's fixed-radix algorithms are simulated at their one radix.
+    radix_of = {(c, a, b): k for (c, a, k, b) in pred}
+    points = collections.defaultdict(dict)  # (collective, bytes) -> config -> (measured, predicted)
+    for r in read_csv(sweep, ["collective", "config", "bytes", "median_us"]):
+        c, cfg, b = r["collective"], r["config"], int(r["bytes"])
+        if cfg == "native" or b < min_bytes:
+            continue
+        if cfg.startswith("mpich:"):
+            alg = cfg[len("mpich:"):]
+            key = (c, alg, radix_of.get((c, alg, b)), b)
+        else:
+            alg, k = cfg.split(":")
+            key = (c, alg, int(k), b)
+        if key in pred:
+            points[(c, b)][cfg] = (float(r["median_us"]), pred[key])
+    quality, rhos, ratio = [], [], []
+    for (c, b), d in sorted(points.items()):
+        pick = min(d, key=lambda x: d[x][1])
+        measured, predicted_us = d[pick]
+        q = min(m for m, _ in d.values()) / measured
+        rho = spearman([m for m, _ in d.values()], [p for _, p in d.values()])
+        quality.append(q)
+        ratio.append(measured / predicted_us)
+        if rho is not None:
+            rhos.append(rho)
+        print(f"{c:9s} {b:8d} pick {pick:34s} q {q:.3f} rho {rho if rho is not None else float('nan'):.2f} "
+              f"meas/pred {measured / predicted_us:.2f}")
+    if not quality:
+        sys.exit(f"score_sweep.py: no configuration of {sweep} at {min_bytes} B or more has a prediction in {predicted}")
+    print(f"quality gm {geomean(quality):.3f} worst {min(quality):.3f}; rho mean {sum(rhos) / len(rhos):.2f} "
+          f"worst {min(rhos):.2f}; meas/pred gm {geomean(ratio):.2f}, "
+          f"within 15% {sum(1 for x in ratio if abs(x - 1) <= 0.15)}/{len(ratio)}")
+
+
+if __name__ == "__main__":
+    main()
