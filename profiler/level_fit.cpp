@@ -66,13 +66,9 @@ void fit_lines(const RegimeData& d, const FitOptions& opt, const std::string& wh
   // Such top sizes stay, and the gap line becomes the chord from the flat
   // part's intercept to the largest size: exact at both ends, pessimistic
   // by at most the per-message cost in between.
+  const auto half_on_line = [&](std::size_t i) { return std::abs(d.half[i] - r.half_rtt.at(d.x[i])) <= 0.5 * d.half[i]; };
   std::size_t lifted = 0;
-  for (std::size_t i = d.x.size(); i-- > 0 && wild[i];) {
-    const double above = d.gap[i] - r.gap.at(d.x[i]);
-    const bool half_on_line = std::abs(d.half[i] - r.half_rtt.at(d.x[i])) <= 0.5 * d.half[i];
-    if (above <= 0 || !half_on_line) break;
-    ++lifted;
-  }
+  for (std::size_t i = d.x.size(); i-- > 0 && wild[i] && d.gap[i] > r.gap.at(d.x[i]) && half_on_line(i);) ++lifted;
   for (std::size_t i = d.x.size() - lifted; i < d.x.size(); ++i) wild[i] = false;
   std::vector<double> kx, kh, kg;
   for (std::size_t i = 0; i < d.x.size(); ++i) {
@@ -93,12 +89,12 @@ void fit_lines(const RegimeData& d, const FitOptions& opt, const std::string& wh
   }
   // Kept or lifted, a top size whose gap the line misses by more than noise
   // (the 8 x 2 run: 37 us at 4 KiB where a line through the flat part said 15).
-  const bool bends = lifted > 0 || (!wild.back() && d.gap.back() > (1 + 5 * opt.noise_floor) * r.gap.at(d.x.back()) &&
-                                    std::abs(d.half.back() - r.half_rtt.at(d.x.back())) <= 0.5 * d.half.back());
+  const std::size_t top_i = d.x.size() - 1;
+  const bool bends = lifted > 0 || (!wild[top_i] && d.gap[top_i] > (1 + 5 * opt.noise_floor) * r.gap.at(d.x[top_i]) && half_on_line(top_i));
   if (bends) {
-    if (lifted == 0) lifted = 1;
+    const std::size_t raised = std::max<std::size_t>(lifted, 1);  // the top sizes the flat part leaves out
     std::vector<double> fx, fg;
-    for (std::size_t i = 0; i + lifted < d.x.size(); ++i)
+    for (std::size_t i = 0; i + raised < d.x.size(); ++i)
       if (!wild[i]) {
         fx.push_back(d.x[i]);
         fg.push_back(d.gap[i]);
