@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "coll/algorithm_table.hpp"
+#include "coll/generators.hpp"
 
 namespace gencoll {
 
@@ -76,8 +77,30 @@ int effective_radix(Algorithm a, int p, int k) {
   return std::max(2, std::min(k, p));
 }
 
+int smp_nodes(const CollParams& prm) {
+  return prm.node_size > 0 ? (prm.p + prm.node_size - 1) / prm.node_size : prm.p;
+}
+
+bool smp_composes(Collective c) {
+  return c == Collective::allreduce || c == Collective::reduce || c == Collective::bcast;
+}
+
+bool mpich_smp_composes(Collective c, int p, std::uint64_t bytes) {
+  if (c != Collective::bcast) return smp_composes(c);
+  const bool pow2 = p > 0 && (p & (p - 1)) == 0;
+  return bytes < 12288 || p < 8 || (bytes < 524288 && pow2);
+}
+
+bool needs_commutative(const CollParams& prm) {
+  return (prm.node_size > 0 && reduces(prm.coll)) || requires_commutative(prm.coll, prm.alg);
+}
+
 CollParams canonical(CollParams prm) {
-  if (!has_radix(prm.alg) || prm.k >= 2) prm.k = effective_radix(prm.alg, prm.p, prm.k);
+  // One rank per node is no composition; one node holds at most p ranks.
+  if (prm.node_size == 1) prm.node_size = 0;
+  if (prm.node_size > prm.p) prm.node_size = prm.p;
+  // The radix is of the algorithm among the nodes' leaders.
+  if (!has_radix(prm.alg) || prm.k >= 2) prm.k = effective_radix(prm.alg, smp_nodes(prm), prm.k);
   // Equal recvcounts are the uniform layout: one schedule and cache entry
   // with the block-count form (and MPI_Reduce_scatter_block's schedule).
   if (!prm.counts.empty() && static_cast<int>(prm.counts.size()) == prm.p &&
@@ -106,7 +129,18 @@ Schedule generate(const CollParams& prm) {
   if (has_radix(prm.alg) && prm.k < 2)
     throw std::invalid_argument(std::string(to_string(prm.alg)) + ": radix k = " + std::to_string(prm.k) +
                                 ": need k >= 2 (k > p means p)");
-  return implementation(prm.coll, prm.alg)->generate(canonical(prm));
+  if (prm.node_size < 0)
+    throw std::invalid_argument("node_size = " + std::to_string(prm.node_size) +
+                                ": need ranks per node >= 1, or 0 for no node-aware composition");
+  if (prm.node_size > 0 && !smp_composes(prm.coll))
+    throw std::invalid_argument(std::string(to_string(prm.coll)) +
+                                " has no node-aware composition (allreduce, reduce and bcast have)");
+  if (prm.node_size > 1 && reduces(prm.coll) && !prm.commutative)
+    throw std::invalid_argument(std::string("the node-aware ") + to_string(prm.coll) +
+                                " combines nodes out of rank order: it needs a commutative op");
+  const CollParams c = canonical(prm);
+  if (c.node_size > 0) return smp_composition(c);
+  return implementation(prm.coll, prm.alg)->generate(c);
 }
 
 }  // namespace gencoll

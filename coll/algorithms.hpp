@@ -57,13 +57,30 @@ bool has_radix(Algorithm a);
 // not pick it for a non-commutative op.
 bool requires_commutative(Collective c, Algorithm a);
 
+// MPICH's node-aware compositions (CollParams::node_size, coll/smp.cpp):
+// which collectives have one, and how many nodes the leaders' algorithm spans
+// (p without a composition).
+bool smp_composes(Collective c);
+int smp_nodes(const CollParams& prm);
+// Where MPICH 4.0.2's MPIR_<Coll>_intra_smp runs its composition: always for
+// allreduce and reduce; for bcast below 12288 bytes or 8 ranks (its
+// MPIR_CVAR_BCAST_SHORT_MSG_SIZE and _MIN_PROCS defaults), and below 524288
+// bytes (BCAST_LONG_MSG_SIZE) where p is a power of two. Elsewhere its smp
+// bcast is the flat scatter + ring allgather: gencoll's bcast `ring`.
+bool mpich_smp_composes(Collective c, int p, std::uint64_t bytes);
+// Whether a call with these parameters needs a commutative op: its
+// algorithm's (requires_commutative) or the composition's (reductions).
+bool needs_commutative(const CollParams& prm);
+
 // The radix the generator really uses: k clamped to p (k > p means "all ranks in
 // one group / one round"), 2 for the fixed-radix baselines, p for ring.
 int effective_radix(Algorithm a, int p, int k);
 
-// The parameters with k replaced by the radix the schedule really uses, so
-// that equal schedules have equal parameters (the schedule cache's key); a
-// k below 2 of a radix algorithm is left for generate() to refuse.
+// The parameters with k replaced by the radix the schedule really uses (of
+// the leaders' algorithm under a composition, node_size 1 as no composition
+// and clamped to p), so that equal schedules have equal parameters (the
+// schedule cache's key); a k below 2 of a radix algorithm is left for
+// generate() to refuse.
 CollParams canonical(CollParams prm);
 
 // Generates one rank's schedule (of canonical(params)). Throws

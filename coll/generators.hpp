@@ -24,6 +24,8 @@ Schedule reduce_scatter_permuted_recursive_multiplying(const CollParams& prm);
 Schedule reduce_scatter_kring(const CollParams& prm);
 Schedule allreduce_rabenseifner(const CollParams& prm);
 Schedule reduce_rabenseifner(const CollParams& prm);
+// MPICH's node-aware compositions (prm.node_size > 0): coll/smp.cpp.
+Schedule smp_composition(const CollParams& prm);
 
 // Building blocks shared between collectives.
 // Scatters the blocks of `l` (recv buffer) from the tree's root so that every

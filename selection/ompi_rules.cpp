@@ -74,7 +74,7 @@ OmpiRules ompi_rules(const std::vector<std::pair<int, SweepRow>>& rows, int knom
   std::map<std::pair<int, int>, std::map<std::uint64_t, Rule>> best;
   for (const auto& [p, row] : rows) {
     const int id = ompi_coll_id(row.point.coll);
-    if (id < 0) continue;
+    if (id < 0 || row.point.node_size > 0) continue;  // coll/tuned has no node-aware composition
     for (const OmpiAlg& a : algs) {
       if (!runs(a, row, p)) continue;
       const std::uint64_t bytes =

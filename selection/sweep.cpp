@@ -46,6 +46,37 @@ std::vector<SweepPoint> sweep_points(const std::vector<Collective>& colls, const
   return out;
 }
 
+std::vector<SweepPoint> smp_points(const std::vector<Collective>& colls, const std::vector<Algorithm>& algs,
+                                   const std::vector<int>& radices, const std::vector<std::uint64_t>& sizes, int p,
+                                   int node_size) {
+  std::vector<SweepPoint> out;
+  if (node_size <= 1 || node_size >= p) return out;
+  const int nodes = (p + node_size - 1) / node_size;
+  for (Collective c : colls) {
+    if (!smp_composes(c)) continue;
+    for (Algorithm a : algs) {
+      if (!supports(c, a)) continue;
+      std::set<int> seen;
+      for (int k : has_radix(a) ? radices : std::vector<int>{2}) {
+        if (!seen.insert(effective_radix(a, nodes, k)).second) continue;
+        for (std::uint64_t b : sizes)
+          if (mpich_smp_composes(c, p, b)) out.push_back({c, a, k, b, node_size});
+      }
+    }
+  }
+  return out;
+}
+
+int point_radix(const SweepPoint& pt, int p) {
+  CollParams prm = make_params(pt.coll, pt.alg, p, pt.k, 1);
+  prm.node_size = pt.node_size;
+  return effective_radix(pt.alg, smp_nodes(canonical(prm)), pt.k);
+}
+
+std::string point_algorithm(const SweepPoint& pt) {
+  return (pt.node_size > 0 ? "smp+" : "") + std::string(to_string(pt.alg));
+}
+
 namespace {
 
 // The generator a point runs, as far as its schedules are concerned: the
@@ -58,8 +89,10 @@ struct ScheduleKey {
   Algorithm family;
   int radix;
   std::uint64_t count;
+  int node_size;
   bool operator<(const ScheduleKey& o) const {
-    return std::tie(coll, family, radix, count) < std::tie(o.coll, o.family, o.radix, o.count);
+    return std::tie(coll, family, radix, count, node_size) <
+           std::tie(o.coll, o.family, o.radix, o.count, o.node_size);
   }
 };
 
@@ -68,7 +101,7 @@ Algorithm family(Algorithm a) { return info(a).family; }
 // Rough messages per rank, only to start the longest simulations first so the
 // threads finish together (the results do not depend on the order).
 double work_estimate(const SweepPoint& pt, int p) {
-  const int k = effective_radix(pt.alg, p, pt.k);
+  const int k = point_radix(pt, p);
   double per_rank = 0;
   switch (family(pt.alg)) {
     case Algorithm::kring: per_rank = p; break;
@@ -95,7 +128,7 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& pt = points[i];
-    const ScheduleKey key{pt.coll, family(pt.alg), effective_radix(pt.alg, p, pt.k), count_of(pt)};
+    const ScheduleKey key{pt.coll, family(pt.alg), point_radix(pt, p), count_of(pt), pt.node_size};
     const auto [it, fresh] = first.emplace(key, i);
     if (fresh) todo.push_back(i);
     else copies[it->second].push_back(i);
@@ -112,10 +145,12 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
       const SweepPoint& pt = points[i];
       SweepRow& row = rows[i];
       row.point = pt;
-      row.radix = effective_radix(pt.alg, p, pt.k);
+      row.radix = point_radix(pt, p);
       const std::uint64_t count = count_of(pt);
       try {
-        const SimResult r = simulate(m, make_params(pt.coll, pt.alg, p, pt.k, count), opt, ws);
+        CollParams prm = make_params(pt.coll, pt.alg, p, pt.k, count);
+        prm.node_size = pt.node_size;
+        const SimResult r = simulate(m, prm, opt, ws);
         row.time = r.time;
         row.events = r.events;
         const Bound b = lower_bound(m, pt.coll, p, count, opt);
@@ -127,7 +162,7 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
       for (const std::size_t c : copies[i]) {
         rows[c] = row;
         rows[c].point = points[c];
-        rows[c].radix = effective_radix(points[c].alg, p, points[c].k);
+        rows[c].radix = point_radix(points[c], p);
       }
       for (std::size_t n = 0; n <= copies[i].size(); ++n) {
         const std::size_t f = finished.fetch_add(1) + 1;
@@ -150,7 +185,7 @@ void write_csv_header(std::ostream& out) {
 
 void write_csv_row(std::ostream& out, const SweepRow& row, int p) {
   const SweepPoint& pt = row.point;
-  out << to_string(pt.coll) << ',' << to_string(pt.alg) << ',' << (has_radix(pt.alg) ? pt.k : row.radix) << ','
+  out << to_string(pt.coll) << ',' << point_algorithm(pt) << ',' << (has_radix(pt.alg) ? pt.k : row.radix) << ','
       << row.radix << ',' << p << ',' << pt.bytes << ',' << std::setprecision(9) << row.time * 1e6 << ','
       << row.bound * 1e6 << ',' << (row.time > 0 ? row.bound / row.time : 0) << ',' << row.binding << ','
       << row.events << ',';

@@ -19,7 +19,16 @@ struct SweepPoint {
   Algorithm alg = Algorithm::recursive_multiplying;
   int k = 2;                // radix asked for
   std::uint64_t bytes = 0;  // allgather: per rank block; others: the vector
+  // > 0: MPICH's node-aware composition over nodes of this many ranks, `alg`
+  // and `k` among the nodes' leaders (CollParams::node_size).
+  int node_size = 0;
 };
+
+// The effective radix of a point (of the leaders' algorithm under a composition).
+int point_radix(const SweepPoint& pt, int p);
+// The name a point's algorithm has in CSV files, bench configurations and
+// reports: the algorithm's, or "smp+<algorithm>" for a composition.
+std::string point_algorithm(const SweepPoint& pt);
 
 struct SweepRow {
   SweepPoint point;
@@ -42,6 +51,15 @@ std::vector<std::uint64_t> default_sizes();
 // without a radix once.
 std::vector<SweepPoint> sweep_points(const std::vector<Collective>& colls, const std::vector<Algorithm>& algs,
                                      const std::vector<int>& radices, const std::vector<std::uint64_t>& sizes, int p);
+
+// The node-aware compositions of the same: for the collectives MPICH
+// composes, over nodes of `node_size` ranks, the leaders' algorithms with the
+// radices that differ among `nodes` leaders, at the sizes where MPICH 4.0.2's
+// MPIR_<Coll>_intra_smp runs the composition (mpich_smp_composes). None
+// unless 1 < node_size < p.
+std::vector<SweepPoint> smp_points(const std::vector<Collective>& colls, const std::vector<Algorithm>& algs,
+                                   const std::vector<int>& radices, const std::vector<std::uint64_t>& sizes, int p,
+                                   int node_size);
 
 // Simulates every point on `threads` threads (0: hardware concurrency). Rows
 // come back in the order of `points`. `done`, when given, is called after each

@@ -34,6 +34,14 @@ std::string label(Algorithm a, int radix) {
   return std::string(to_string(a)) + " k=" + std::to_string(radix);
 }
 
+std::string label(const SweepPoint& pt, int radix) {
+  return (pt.node_size > 0 ? "smp + " : "") + label(pt.alg, radix);
+}
+
+std::string choice_algorithm(const Choice& ch) {
+  return (ch.node_size > 0 ? "smp+" : "") + std::string(to_string(ch.alg));
+}
+
 std::string capitalised(Collective c) {
   std::string s = to_string(c);
   s[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(s[0])));
@@ -41,12 +49,13 @@ std::string capitalised(Collective c) {
 }
 
 std::string container(Collective c, const Choice& ch) {
-  return "algorithm=MPIR_" + capitalised(c) + "_intra_" + to_string(ch.alg);
+  return "algorithm=MPIR_" + capitalised(c) + "_intra_" + (ch.node_size > 0 ? "smp" : to_string(ch.alg));
 }
 
 nlohmann::ordered_json leaf(Collective c, const Choice& ch) {
   nlohmann::ordered_json params = nlohmann::ordered_json::object();
-  params["k=" + std::to_string(ch.k)] = nlohmann::ordered_json::object();
+  // A composition's radix is the node_roots tree's.
+  if (ch.node_size == 0) params["k=" + std::to_string(ch.k)] = nlohmann::ordered_json::object();
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   j[container(c, ch)] = params;
   return j;
@@ -108,7 +117,12 @@ std::string ratio(double x) {
 
 Choice as_module_choice(Algorithm a, int k, int p) {
   // A baseline is its family at the radix that makes them one schedule.
-  return {info(a).family, std::max(2, effective_radix(a, p, k))};
+  return {info(a).family, std::max(2, effective_radix(a, p, k)), 0};
+}
+
+Choice as_module_choice(const SweepPoint& pt, int p) {
+  if (pt.node_size == 0) return as_module_choice(pt.alg, pt.k, p);
+  return {info(pt.alg).family, std::max(2, point_radix(pt, p)), pt.node_size};
 }
 
 TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<void(std::size_t, std::size_t)>& progress) {
@@ -116,8 +130,15 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
   // Every point of every communicator size, so the progress total is known.
   std::vector<std::vector<SweepPoint>> points;
   std::size_t total = 0;
+  const int node_size = m.ranks_per_node();
+  const auto nodes_of = [&](int p) { return node_size > 1 && p > node_size ? (p + node_size - 1) / node_size : 0; };
   for (int p : req.comm_sizes) {
-    points.push_back(sweep_points(req.colls, algs, radix_candidates(p, m.ranks_per_node()), req.sizes, p));
+    points.push_back(sweep_points(req.colls, algs, radix_candidates(p, node_size), req.sizes, p));
+    if (const int nodes = nodes_of(p)) {
+      const std::vector<SweepPoint> smp =
+          smp_points(req.colls, algs, radix_candidates(nodes, 0), req.sizes, p, node_size);
+      points.back().insert(points.back().end(), smp.begin(), smp.end());
+    }
     total += points.back().size();
   }
   TuneOutput out;
@@ -132,12 +153,13 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
     for (const SweepRow& r : rows)
       if (!r.error.empty())
         throw std::runtime_error(std::string("simulation of ") + to_string(r.point.coll) + " " +
-                                 label(r.point.alg, r.point.k) + " at p=" + std::to_string(p) + ", " +
+                                 label(r.point, r.point.k) + " at p=" + std::to_string(p) + ", " +
                                  std::to_string(r.point.bytes) + " bytes failed: " + r.error);
     for (Collective c : req.colls) {
       Tuned t;
       t.coll = c;
       t.p = p;
+      t.nodes = smp_composes(c) ? nodes_of(p) : 0;
       for (std::uint64_t b : req.sizes) {
         Pick pk;
         pk.bytes = b;
@@ -149,7 +171,8 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
         // sweep order: differences that small are noise, a generalized algorithm
         // should be chosen for a real predicted gain, and flipping between
         // equals fragments the file.
-        std::stable_partition(cands.begin(), cands.end(), [](const SweepRow* r) { return is_baseline(r->point.alg); });
+        const auto flat_baseline = [](const SweepRow& r) { return r.point.node_size == 0 && is_baseline(r.point.alg); };
+        std::stable_partition(cands.begin(), cands.end(), [&](const SweepRow* r) { return flat_baseline(*r); });
         const auto pick = [&](auto&& eligible) -> const SweepRow* {
           double best = std::numeric_limits<double>::infinity();
           for (const SweepRow* r : cands)
@@ -159,16 +182,22 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
           return nullptr;
         };
         const SweepRow* best = pick([](const SweepRow&) { return true; });
-        const SweepRow* ordered = pick([&](const SweepRow& r) { return !requires_commutative(c, r.point.alg); });
-        const SweepRow* base = pick([](const SweepRow& r) { return is_baseline(r.point.alg); });
+        const SweepRow* ordered = pick([&](const SweepRow& r) {
+          CollParams prm = make_params(c, r.point.alg, p, r.point.k, 1);
+          prm.node_size = r.point.node_size;
+          return !needs_commutative(prm);
+        });
+        const SweepRow* base = pick(flat_baseline);
+        if (const SweepRow* smp = pick([](const SweepRow& r) { return r.point.node_size > 0; }))
+          pk.leaders = as_module_choice(smp->point.alg, smp->point.k, t.nodes);
         if (!best || !ordered || !base)
           throw std::runtime_error(std::string("no candidate for ") + to_string(c) + " at " + std::to_string(b) +
                                    " bytes");
-        pk.best = as_module_choice(best->point.alg, best->point.k, p);
+        pk.best = as_module_choice(best->point, p);
         pk.best_time = best->time;
         pk.best_alg = best->point.alg;
-        pk.best_label = label(best->point.alg, best->radix);
-        pk.ordered = as_module_choice(ordered->point.alg, ordered->point.k, p);
+        pk.best_label = label(best->point, best->radix);
+        pk.ordered = as_module_choice(ordered->point, p);
         pk.ordered_time = ordered->time;
         pk.baseline_time = base->time;
         pk.baseline_label = to_string(base->point.alg);
@@ -190,10 +219,40 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
     if (!by_coll.count(t.coll)) order.push_back(t.coll);
     by_coll[t.coll].push_back(&t);
   }
+  const bool composes = std::any_of(tuned.begin(), tuned.end(), [](const Tuned& t) { return t.nodes > 0; });
   for (Collective c : order) {
     std::vector<const Tuned*> ts = by_coll[c];
     std::sort(ts.begin(), ts.end(), [](const Tuned* a, const Tuned* b) { return a->p < b->p; });
     nlohmann::ordered_json sizes = nlohmann::ordered_json::object();
+    // MPICH's compositions call the collective again on the node_roots
+    // communicator (the leaders: the choice the composition was simulated
+    // with) and reduce or bcast on each node's communicator (binomial, as
+    // simulated). One tree per number of nodes, from the smallest p with it.
+    std::map<int, Tuned> leaders;
+    for (const Tuned* t : ts) {
+      if (t->nodes == 0 || leaders.count(t->nodes)) continue;
+      Tuned lt{c, t->nodes, 0, {}};
+      for (const Pick& pk : t->picks) {
+        if (!pk.leaders) continue;
+        Pick lp = pk;
+        lp.best = lp.ordered = *pk.leaders;
+        lt.picks.push_back(lp);
+      }
+      if (!lt.picks.empty()) leaders.emplace(t->nodes, std::move(lt));
+    }
+    if (!leaders.empty()) {
+      nlohmann::ordered_json roots = nlohmann::ordered_json::object();
+      for (auto it = leaders.begin(); it != leaders.end(); ++it) {
+        const bool last = std::next(it) == leaders.end();
+        roots[last ? "comm_size=any" : "comm_size<=" + std::to_string(it->first)] = size_tree(it->second);
+      }
+      sizes["comm_hierarchy=node_roots"] = roots;
+    }
+    if (composes && (c == Collective::reduce || c == Collective::bcast)) {
+      nlohmann::ordered_json node = nlohmann::ordered_json::object();
+      node["algorithm=MPIR_" + capitalised(c) + "_intra_binomial"] = nlohmann::ordered_json::object();
+      sizes["comm_hierarchy=node"] = node;
+    }
     for (std::size_t i = 0; i < ts.size(); ++i) {
       const bool last = i + 1 == ts.size();
       sizes[last ? "comm_size=any" : "comm_size<=" + std::to_string(ts[i]->p)] = size_tree(*ts[i]);
@@ -224,8 +283,8 @@ std::string picks_csv(const std::vector<Tuned>& tuned) {
   out << "collective,p,bytes,algorithm,k,predicted_us,ordered_algorithm,ordered_k,ordered_us,baseline_us\n";
   for (const Tuned& t : tuned)
     for (const Pick& pk : t.picks)
-      out << to_string(t.coll) << ',' << t.p << ',' << pk.bytes << ',' << to_string(pk.best.alg) << ',' << pk.best.k
-          << ',' << pk.best_time * 1e6 << ',' << to_string(pk.ordered.alg) << ',' << pk.ordered.k << ','
+      out << to_string(t.coll) << ',' << t.p << ',' << pk.bytes << ',' << choice_algorithm(pk.best) << ','
+          << pk.best.k << ',' << pk.best_time * 1e6 << ',' << choice_algorithm(pk.ordered) << ',' << pk.ordered.k << ','
           << pk.ordered_time * 1e6 << ',' << pk.baseline_time * 1e6 << '\n';
   return out.str();
 }

@@ -23,13 +23,22 @@ namespace gencoll::sim {
 // algorithms of the MPICH module and the radix to write as k=. The fixed-radix
 // baselines are the same schedules at a fixed k (binomial = knomial k=2,
 // recursive doubling = recursive multiplying k=2, ring = kring k=p).
+// node_size > 0: MPICH's node-aware composition (the file names
+// MPIR_<Coll>_intra_smp; alg and k are the leaders', chosen again on MPICH's
+// node_roots communicator, which the file's comm_hierarchy=node_roots tree
+// answers).
 struct Choice {
   Algorithm alg = Algorithm::knomial;
   int k = 2;
-  friend bool operator==(const Choice& a, const Choice& b) { return a.alg == b.alg && a.k == b.k; }
+  int node_size = 0;
+  friend bool operator==(const Choice& a, const Choice& b) {
+    return a.alg == b.alg && a.k == b.k && a.node_size == b.node_size;
+  }
   friend bool operator!=(const Choice& a, const Choice& b) { return !(a == b); }
 };
 Choice as_module_choice(Algorithm a, int k, int p);
+// A simulated point as the file names it.
+Choice as_module_choice(const SweepPoint& pt, int p);
 
 // The outcome for one (collective, communicator size, message size).
 struct Pick {
@@ -44,11 +53,15 @@ struct Pick {
   double ordered_time = 0;
   double baseline_time = 0;  // fastest fixed-radix baseline (binomial, recursive doubling, ring)
   std::string baseline_label;
+  // The fastest composition's leaders' algorithm (node_size 0), what the
+  // node_roots tree names at this size; set where compositions were simulated.
+  std::optional<Choice> leaders;
 };
 
 struct Tuned {
   Collective coll = Collective::allreduce;
   int p = 0;
+  int nodes = 0;            // > 0: compositions were simulated, over this many nodes
   std::vector<Pick> picks;  // by increasing size
 };
 
@@ -66,12 +79,17 @@ struct TuneOutput {
 };
 
 // Simulates every candidate (gencoll algorithms with radix_candidates(), and the
-// baselines) and picks per size. `progress(done, total)` may be called from
+// baselines; where the machine has nodes of several ranks and p spans more
+// than one, MPICH's node-aware compositions with each of those among the
+// nodes' leaders) and picks per size. `progress(done, total)` may be called from
 // several threads. Throws std::runtime_error when a point fails to simulate.
 TuneOutput tune(const Machine& m, const TuneRequest& req,
                 const std::function<void(std::size_t, std::size_t)>& progress = {});
 
-// The csel file: for each tuned collective, comm_type=intra -> comm_size<=P
+// The csel file: for each tuned collective, comm_type=intra -> (where a
+// composition was simulated: comm_hierarchy=node_roots -> comm_size<=nodes ->
+// the leaders' choices by size; for reduce and bcast comm_hierarchy=node ->
+// MPICH's binomial, as the simulator models a node) comm_size<=P
 // (one per size tuned, the largest as comm_size=any) -> avg_msg_size<=S runs
 // merged where the choice repeats, the last as avg_msg_size=any; where the
 // fastest needs a commutative op, an is_commutative=yes/no split. Every

@@ -55,11 +55,17 @@ struct CollParams {
   // block has `count` (canonical() makes equal counts so, and the simulator
   // and tuner model the collective so). Empty for every other collective.
   std::vector<std::uint64_t> counts;
+  // 0: the algorithm runs over all p ranks. > 0: MPICH's node-aware ("smp")
+  // composition over nodes of node_size consecutive ranks (the last node may
+  // hold fewer): within each node a binomial reduce or bcast, and `alg` with
+  // radix `k` among the nodes' leaders (allreduce, reduce, bcast; see
+  // coll/smp.cpp). Its first rank leads a node, as in MPICH.
+  int node_size = 0;
 
   friend bool operator==(const CollParams& a, const CollParams& b) {
     return a.coll == b.coll && a.alg == b.alg && a.p == b.p && a.rank == b.rank && a.k == b.k &&
            a.count == b.count && a.root == b.root && a.commutative == b.commutative &&
-           a.fold_rounds == b.fold_rounds && a.counts == b.counts;
+           a.fold_rounds == b.fold_rounds && a.counts == b.counts && a.node_size == b.node_size;
   }
 };
 

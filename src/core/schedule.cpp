@@ -146,6 +146,22 @@ std::vector<Handle> ScheduleBuilder::embed(const Schedule& sub, Place send_at, P
                                            const std::vector<Handle>& deps) {
   if (sub.rank != sched_.rank || sub.size != sched_.size)
     throw std::logic_error("ScheduleBuilder: embedding a schedule of another rank or size");
+  return embed_mapped(sub, nullptr, send_at, recv_at, deps);
+}
+
+std::vector<Handle> ScheduleBuilder::embed(const Schedule& sub, const std::vector<int>& members, Place send_at,
+                                           Place recv_at, const std::vector<Handle>& deps) {
+  if (static_cast<std::size_t>(sub.size) != members.size() || sub.rank < 0 || sub.rank >= sub.size ||
+      members[static_cast<std::size_t>(sub.rank)] != sched_.rank)
+    throw std::logic_error("ScheduleBuilder: embedding a sub-schedule whose members do not place it at this rank");
+  for (int m : members)
+    if (m < 0 || m >= sched_.size) throw std::logic_error("ScheduleBuilder: a sub-schedule member out of range");
+  return embed_mapped(sub, members.data(), send_at, recv_at, deps);
+}
+
+std::vector<Handle> ScheduleBuilder::embed_mapped(const Schedule& sub, const int* members, Place send_at,
+                                                  Place recv_at, const std::vector<Handle>& deps) {
+  const auto peer = [&](int q) { return members ? members[q] : q; };
   const std::uint64_t tmp_base = scratch(sub.tmp_count).offset;
   const auto place = [&](Range x) {
     switch (x.buf) {
@@ -166,8 +182,8 @@ std::vector<Handle> ScheduleBuilder::embed(const Schedule& sub, Place send_at, P
     }
     if (d.empty()) d = deps;
     switch (st.kind) {
-      case StepKind::send: send(st.peer, place(st.src), d); break;
-      case StepKind::recv: recv(st.peer, place(st.dst), d); break;
+      case StepKind::send: send(peer(st.peer), place(st.src), d); break;
+      case StepKind::recv: recv(peer(st.peer), place(st.dst), d); break;
       case StepKind::reduce: reduce(place(st.src), place(st.dst), d); break;
       case StepKind::copy: copy(place(st.src), place(st.dst), d); break;
       case StepKind::permute: permute(place(st.dst), sub.perms[st.perm], d); break;

@@ -123,6 +123,11 @@ class ScheduleBuilder {
   // others wait for): everything it did is finished once they are (`deps`
   // for an empty sub-schedule).
   std::vector<Handle> embed(const Schedule& sub, Place send_at, Place recv_at, const std::vector<Handle>& deps);
+  // The same for a schedule of a subset of the ranks (a node's ranks, the
+  // nodes' leaders): sub-rank i is rank members[i] here, so sub.size ==
+  // members.size() and members[sub.rank] == rank().
+  std::vector<Handle> embed(const Schedule& sub, const std::vector<int>& members, Place send_at, Place recv_at,
+                            const std::vector<Handle>& deps);
 
   // Grows the scratch area and returns a fresh range in it.
   Range scratch(std::uint64_t count);
@@ -133,6 +138,9 @@ class ScheduleBuilder {
 
  private:
   Handle add(Step s, const Handle* deps, std::size_t ndeps);
+  // members: sub-rank -> rank here; nullptr: the same ranks.
+  std::vector<Handle> embed_mapped(const Schedule& sub, const int* members, Place send_at, Place recv_at,
+                                   const std::vector<Handle>& deps);
   Schedule sched_;
   // Hash maps, not p-sized arrays: a simulator builds 16k schedules.
   std::unordered_map<int, std::uint32_t> send_seq_;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <exception>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -35,6 +36,7 @@ std::string describe(const CollParams& prm, bool in_place) {
   os << to_string(prm.coll) << " " << to_string(prm.alg) << " p=" << prm.p << " k=" << prm.k
      << " count=" << prm.count << " root=" << prm.root << " in_place=" << in_place
      << " commutative=" << prm.commutative << (prm.fold_rounds ? " fold_rounds" : "");
+  if (prm.node_size) os << " node_size=" << prm.node_size;
   if (!prm.counts.empty()) {
     os << " counts=";
     for (std::size_t i = 0; i < prm.counts.size(); ++i) os << (i ? "," : "") << prm.counts[i];
@@ -78,6 +80,7 @@ struct Task {
   bool fold = false;                     // CollParams::fold_rounds
   std::vector<std::uint64_t> counts;     // CollParams::counts (reduce_scatter)
   bool compiled = false;  // check decompile(compile(s)) instead, after comparing the program with s
+  int node_size = 0;      // CollParams::node_size: MPICH's node-aware composition
 };
 
 // Empty when program `p` has the steps of `s` (same indices): the same
@@ -126,6 +129,8 @@ Outcome run_task(const Task& t) {
     CollParams prm = params(t.coll, t.alg, t.p, k, t.count, t.root);
     prm.fold_rounds = t.fold;
     prm.counts = t.counts;
+    prm.node_size = t.node_size;
+    prm.commutative = needs_commutative(prm);
     try {
       std::vector<Schedule> s;
       for (prm.rank = 0; prm.rank < t.p; ++prm.rank) s.push_back(generate(prm));
@@ -372,6 +377,25 @@ TEST_CASE("reduce_scatter_block generators pass the checker for p <= 64 and ever
 TEST_CASE("reduce_scatter generators pass the checker for p <= 64, every k and uneven counts",
           "[schedules][reduce_scatter]") {
   report(small_tasks(Collective::reduce_scatter));
+}
+
+// Nodes of 2, 3 and 4 ranks (the last one short where they do not divide p),
+// one node of p, every leaders' algorithm and radix, three roots; also in
+// randomised orders. The reductions run commutative, as they must.
+TEST_CASE("node-aware compositions pass the checker for p <= 24, nodes of 2-4 ranks and every k",
+          "[schedules][smp]") {
+  std::vector<Task> tasks;
+  for (Collective c : {Collective::allreduce, Collective::reduce, Collective::bcast})
+    for (Task t : small_tasks(c, 24, {0, 1, 2}))
+      for (int s : std::set<int>{2, 3, 4, t.p}) {
+        if (s > t.p) continue;
+        t.node_size = s;
+        t.ks.resize(1);
+        const int nodes = (t.p + s - 1) / s;
+        for (int k = 3; has_radix(t.alg) && k <= nodes + 1; ++k) t.ks.push_back(k);
+        tasks.push_back(t);
+      }
+  report(tasks);
 }
 
 TEST_CASE("compiled programs send the schedules' messages and pass the checker for p <= 24 and every k",

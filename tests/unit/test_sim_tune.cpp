@@ -112,3 +112,99 @@ TEST_CASE("on a latency-bound flat machine the tuner prefers few rounds; bandwid
   REQUIRE(small.best_time <= small.baseline_time);
   REQUIRE(large.best_time <= large.baseline_time * 1.0000001);
 }
+
+namespace {
+
+// Nodes of two ranks whose shared memory costs next to nothing, joined by a
+// network (L = 2 us, G = 1 ns/byte) whose NICs carry one message at full
+// speed: what crosses a NIC, and how often, decides.
+Machine two_per_node() {
+  const Loggp net{2e-6, 0.5e-6, 0.5e-6, 0.5e-6, 1e-9};
+  Machine m = flat_machine(net);
+  m.levels.insert(m.levels.begin(), Level{"node", 2, LoggpCurve(Loggp{1e-9, 1e-9, 1e-9, 1e-9, 1e-15}), "test"});
+  m.node_level = 0;
+  m.contention.node_radix = 1;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("the node-aware composition sends one vector per node through the NIC where flat recursive doubling sends two",
+          "[tune][smp]") {
+  const Machine m = two_per_node();
+  const std::uint64_t n = 1 << 20;
+  const double wire = 0.5e-6 + (n - 1) * 1e-9 + 2e-6 + 0.5e-6;  // one message between nodes
+  CollParams prm = make_params(Collective::allreduce, Algorithm::recursive_doubling, 8, 2, n);
+  const double flat = simulate(m, prm, SimOptions{}).time;
+  prm.node_size = 2;
+  const double smp = simulate(m, prm, SimOptions{}).time;
+  // 4 nodes: two rounds between nodes either way; flat, both ranks of a node
+  // send a whole vector in each and share the NIC.
+  CHECK(smp == Approx(2 * wire).epsilon(0.01));
+  CHECK(flat == Approx(2 * (wire + (n - 1) * 1e-9)).epsilon(0.01));
+}
+
+TEST_CASE("the tuner simulates compositions where nodes hold several ranks, and MPICH runs them", "[tune][smp]") {
+  const Machine m = two_per_node();
+  TuneRequest req;
+  req.comm_sizes = {2, 8};
+  req.colls = {Collective::allgather, Collective::allreduce, Collective::bcast};
+  req.sizes = {8, 1 << 20};
+  req.threads = 1;
+  const TuneOutput out = tune(m, req);
+  std::size_t smp_rows = 0;
+  for (const auto& [p, row] : out.rows) {
+    if (row.point.node_size == 0) continue;
+    ++smp_rows;
+    CHECK(p == 8);  // p = 2 is one node
+    CHECK(row.point.coll != Collective::allgather);
+    CHECK(row.point.node_size == 2);
+    // MPICH's smp bcast of 1 MiB on 8 ranks is its flat scatter + ring allgather.
+    CHECK(!(row.point.coll == Collective::bcast && row.point.bytes == (1u << 20)));
+  }
+  CHECK(smp_rows > 0);
+  for (const Tuned& t : out.tuned) {
+    CHECK(t.nodes == (t.p == 8 && t.coll != Collective::allgather ? 4 : 0));
+    for (const Pick& pk : t.picks) {
+      CHECK(pk.leaders.has_value() == (t.nodes > 0 && mpich_smp_composes(t.coll, t.p, pk.bytes)));
+      if (t.coll == Collective::allreduce) CHECK(pk.ordered.node_size == 0);  // needs a commutative op
+    }
+  }
+}
+
+TEST_CASE("a composition is written as MPICH's smp, its leaders' choices under comm_hierarchy=node_roots", "[tune][smp]") {
+  const Choice kring2{Algorithm::kring, 2}, rm2{Algorithm::recursive_multiplying, 2}, kn2{Algorithm::knomial, 2};
+  Tuned ar;
+  ar.coll = Collective::allreduce;
+  ar.p = 8;
+  ar.nodes = 4;
+  ar.picks = {pick(8, rm2, rm2), pick(64, Choice{Algorithm::kring, 2, 2}, kn2)};
+  ar.picks[0].leaders = rm2;
+  ar.picks[1].leaders = kring2;
+  Tuned bc;
+  bc.coll = Collective::bcast;
+  bc.p = 8;
+  bc.nodes = 4;
+  bc.picks = {pick(8, Choice{Algorithm::knomial, 3, 2}, Choice{Algorithm::knomial, 3, 2})};
+  bc.picks[0].leaders = Choice{Algorithm::knomial, 3};
+  Tuned ag;
+  ag.coll = Collective::allgather;
+  ag.p = 8;
+  ag.picks = {pick(8, rm2, rm2)};
+  const nlohmann::ordered_json sel = to_selection_json({ar, bc, ag}, std::nullopt);
+  for (auto it = sel.begin(); it != sel.end(); ++it) require_complete(it.value(), it.key());
+  const auto& intra = sel["collective=allreduce"]["comm_type=intra"];
+  REQUIRE(intra.begin().key() == "comm_hierarchy=node_roots");
+  const auto& roots = intra["comm_hierarchy=node_roots"]["comm_size=any"];
+  REQUIRE(roots["avg_msg_size<=8"]["algorithm=MPIR_Allreduce_intra_recursive_multiplying"].contains("k=2"));
+  REQUIRE(roots["avg_msg_size=any"]["algorithm=MPIR_Allreduce_intra_kring"].contains("k=2"));
+  REQUIRE(!intra.contains("comm_hierarchy=node"));  // allreduce's smp reduces and bcasts on a node
+  const auto& last = intra["comm_size=any"]["avg_msg_size=any"];
+  REQUIRE(last["is_commutative=yes"]["algorithm=MPIR_Allreduce_intra_smp"].empty());  // no k: node_roots says
+  REQUIRE(last["is_commutative=no"]["algorithm=MPIR_Allreduce_intra_knomial"].contains("k=2"));
+  const auto& bintra = sel["collective=bcast"]["comm_type=intra"];
+  REQUIRE(bintra["comm_hierarchy=node"].contains("algorithm=MPIR_Bcast_intra_binomial"));
+  REQUIRE(bintra["comm_size=any"]["avg_msg_size=any"].contains("algorithm=MPIR_Bcast_intra_smp"));
+  REQUIRE(!sel["collective=allgather"]["comm_type=intra"].contains("comm_hierarchy=node_roots"));
+  REQUIRE(!sel["collective=allgather"]["comm_type=intra"].contains("comm_hierarchy=node"));
+}
