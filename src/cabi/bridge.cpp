@@ -156,7 +156,7 @@ ThreadSchedules& schedules() {
 
 bool same_call(const gencoll_call& a, const gencoll_call& b) {
   return a.coll == b.coll && a.alg == b.alg && a.k == b.k && a.p == b.p && a.rank == b.rank &&
-         a.root == b.root && a.commutative == b.commutative && a.count == b.count;
+         a.root == b.root && a.commutative == b.commutative && a.count == b.count && a.node_size == b.node_size;
 }
 
 constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
@@ -190,8 +190,10 @@ std::shared_ptr<const CachedSchedule> checked_schedule(const gencoll_call* call,
   prm.rank = call->rank;
   prm.root = call->root;
   prm.commutative = call->commutative != 0;
-  if (!prm.commutative && requires_commutative(prm.coll, prm.alg))
-    throw std::invalid_argument(std::string(to_string(prm.coll)) + " " + to_string(prm.alg) +
+  prm.node_size = call->node_size;
+  if (!prm.commutative && needs_commutative(prm))
+    throw std::invalid_argument(std::string(to_string(prm.coll)) + " " + (prm.node_size > 0 ? "smp+" : "") +
+                                to_string(prm.alg) +
                                 " needs a commutative op (the module's entry points hand such calls to MPICH)");
   prm.count = call->count;
   if (prm.coll == Collective::reduce_scatter) {
@@ -333,9 +335,10 @@ gencoll_selection* gencoll_selection_load(const char* path, char* err, size_t er
 void gencoll_selection_free(gencoll_selection* s) { delete s; }
 
 int gencoll_selection_choose(const gencoll_selection* s, const gencoll_selection_call* call, int* alg, int* k,
-                             const char** leaf) {
+                             int* node_size, const char** leaf) {
   *alg = -1;
   *k = 0;
+  *node_size = 0;
   *leaf = "";
   if (s == nullptr || !valid_coll(call->coll)) return 0;
   SelectionCall c;
@@ -347,13 +350,16 @@ int gencoll_selection_choose(const gencoll_selection* s, const gencoll_selection
   c.op_built_in = call->op_built_in != 0;
   c.sendbuf_inplace = call->sendbuf_inplace != 0;
   c.multi_threaded = call->multi_threaded != 0;
-  c.nodes = NodeLayout{call->node_size, call->node_count, call->node_consecutive != 0};
+  c.nodes = NodeLayout{call->node_size, call->node_count, call->node_consecutive != 0, call->node_block};
   const SelectionChoice ch = s->file->select(c);
-  s->leaf = ch.leaf;
+  s->leaf = ch.why.empty() ? ch.leaf : ch.why;
   *leaf = s->leaf.c_str();
-  if (!ch.alg || info(*ch.alg).abi < 0) return 0;
-  *alg = info(*ch.alg).abi;
-  *k = ch.k ? *ch.k : 0;
+  // A baseline (smp's flat bcast is `ring`) is its family at its radix.
+  if (!ch.alg || info(info(*ch.alg).family).abi < 0) return 0;
+  const AlgorithmInfo& family = info(info(*ch.alg).family);
+  *alg = family.abi;
+  *k = ch.k ? *ch.k : (family.alg != *ch.alg ? effective_radix(*ch.alg, call->comm_size, 2) : 0);
+  *node_size = ch.node_size;
   return 1;
 }
 

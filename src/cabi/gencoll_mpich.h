@@ -25,7 +25,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 5
+#define GENCOLL_MPICH_ABI_VERSION 6
 
 enum gencoll_coll {
     GENCOLL_ALLGATHER = 0,
@@ -65,6 +65,9 @@ struct gencoll_call {
                           * length (reduce_scatter: unused) */
     const uint64_t *counts;     /* reduce_scatter: the p recvcounts (read during the call only);
                                  * NULL for every other collective */
+    int node_size;       /* > 0: MPICH's node-aware (smp) composition over nodes of this many
+                          * consecutive ranks, alg and k among the nodes' first ranks
+                          * (allreduce, reduce, bcast); 0: alg over all p ranks */
 };
 
 struct gencoll_transport {
@@ -174,14 +177,19 @@ struct gencoll_selection_call {
     int node_size;          /* processes of the communicator on this rank's node */
     int node_count;         /* nodes the communicator spans */
     int node_consecutive;   /* each node's processes hold consecutive ranks */
+    int node_block;         /* > 0: the nodes are blocks of this many consecutive ranks, the last
+                             * one possibly smaller; 0: they are not */
 };
 
 /* 1 when the file's leaf names a gencoll algorithm this C ABI runs: *alg is
- * its number, *k the leaf's k= (0 when the leaf gives none). 0 when the leaf
- * is the MPI's own (or no leaf is reached); *leaf then points at the leaf's
- * key as written ("" for none), valid while the file is. */
+ * its number, *k the leaf's k= (0 when the leaf gives none), *node_size the
+ * gencoll_call's (an smp leaf: MPICH's node-aware composition, *alg and *k
+ * the leaders' as the file chooses them on MPICH's node_roots
+ * communicator). 0 when the leaf is the MPI's own (or no leaf is reached, or
+ * an smp gencoll cannot run); *leaf then points at the leaf's key as written,
+ * or at why not ("" for no leaf), valid while the file is. */
 int gencoll_selection_choose(const struct gencoll_selection *s, const struct gencoll_selection_call *call, int *alg,
-                             int *k, const char **leaf);
+                             int *k, int *node_size, const char **leaf);
 
 /* The ABI version the library was built with; the glue compares it with
  * GENCOLL_MPICH_ABI_VERSION at MPI_Init. */

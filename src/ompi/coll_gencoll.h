@@ -62,7 +62,7 @@ typedef struct mca_coll_gencoll_module_t {
     /* The communicator's node layout, for the selection file's conditions:
      * measured at the first call the file decides (every rank reaches it). */
     int layout_known;
-    int node_size, node_count, node_consecutive;
+    int node_size, node_count, node_consecutive, node_block;
 } mca_coll_gencoll_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gencoll_module_t);

@@ -290,7 +290,7 @@ static int injected(struct gencoll_fault *f, struct ompi_communicator_t *comm)
 /* ---- one call ------------------------------------------------------------ */
 
 /* counts: MPI_Reduce_scatter's recvcounts as the core reads them, else NULL. */
-static int run(int coll, int alg, int k, const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype,
+static int run(int coll, int alg, int k, int node_size, const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype,
                void *recvbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
                struct ompi_communicator_t *comm, const uint64_t *counts)
 {
@@ -298,13 +298,17 @@ static int run(int coll, int alg, int k, const void *sendbuf, int sendcount, str
         .coll = coll, .alg = alg, .k = k,
         .p = ompi_comm_size(comm), .rank = ompi_comm_rank(comm), .root = root,
         .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count, .counts = counts,
+        .node_size = node_size,
     };
     if (mca_coll_gencoll_component.verbose && call.rank == 0) {
         size_t size = 0;
         ompi_datatype_type_size(dtype, &size);
-        fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=%s k=%d\n",
+        /* Under smp, k is the leaders' algorithm's among the nodes. */
+        const int nodes = node_size > 0 ? (call.p + node_size - 1) / node_size : call.p;
+        fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=%s%s k=%d\n",
                 gencoll_mpich_collective_name(coll), count, (unsigned long long) count * size, call.p, root,
-                gencoll_mpich_algorithm_name(alg), gencoll_mpich_effective_radix(alg, call.p, call.k));
+                node_size > 0 ? "smp+" : "", gencoll_mpich_algorithm_name(alg),
+                gencoll_mpich_effective_radix(alg, nodes, call.k));
         fflush(stderr);
     }
 
@@ -376,6 +380,12 @@ static int node_layout(mca_coll_gencoll_module_t *m, struct ompi_communicator_t 
     m->node_size = local;
     m->node_count = sums[0];
     m->node_consecutive = sums[1] == 0;
+    /* Blocks of s consecutive ranks (the last shorter): consecutive, and every
+     * node but the one holding rank p - 1 of the largest size s. */
+    int sizes[2] = {local, hi == p - 1 ? -p : -local}, most[2] = {0, 0};
+    rc = m->prev_allreduce(sizes, most, 2, MPI_INT, MPI_MAX, comm, m->prev_allreduce_module);
+    if (rc != OMPI_SUCCESS) return rc;
+    m->node_block = m->node_consecutive && (m->node_count == 1 || -most[1] == most[0]) ? most[0] : 0;
     m->layout_known = 1;
     return OMPI_SUCCESS;
 }
@@ -395,8 +405,10 @@ static void say(int coll, struct ompi_communicator_t *comm, const char *fmt, con
  * non-commutative op goes to Open MPI's own where the algorithm needs a
  * commutative one (the dispatch policy of both other bindings). */
 static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicator_t *comm, int count,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int inplace, int root, int *alg, int *k)
+                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int inplace, int root, int *alg, int *k,
+                  int *node_size)
 {
+    *node_size = 0;
     if (count <= 0) return 0;
     *alg = mca_coll_gencoll_component.algorithm[coll] - 1;
     if (*alg >= 0) {
@@ -412,9 +424,10 @@ static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicat
             .sendbuf_inplace = inplace && coll != GENCOLL_REDUCE && coll != GENCOLL_BCAST,
             .multi_threaded = ompi_mpi_thread_multiple,
             .node_size = m->node_size, .node_count = m->node_count, .node_consecutive = m->node_consecutive,
+            .node_block = m->node_block,
         };
         const char *leaf = "";
-        if (!gencoll_selection_choose(mca_coll_gencoll_component.file, &c, alg, k, &leaf)) {
+        if (!gencoll_selection_choose(mca_coll_gencoll_component.file, &c, alg, k, node_size, &leaf)) {
             if (mca_coll_gencoll_component.verbose && ompi_comm_rank(comm) == 0) {
                 const char *name = strncmp(leaf, "algorithm=", 10) == 0 ? leaf + 10 : leaf;
                 fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=native (%s)\n",
@@ -426,6 +439,7 @@ static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicat
         }
         if (*k == 0) *k = mca_coll_gencoll_component.kval[coll][*alg];
     }
+    /* A file's smp leaf comes only with a commutative op (the reader checks). */
     if (op != NULL && !ompi_op_is_commute(op) && gencoll_mpich_requires_commutative(coll, *alg)) {
         say(coll, comm, "%s: needs a commutative op; Open MPI's own algorithm runs", gencoll_mpich_algorithm_name(*alg));
         return 0;
@@ -438,8 +452,8 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
                                mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k;
-    if (!decide(m, GENCOLL_ALLGATHER, comm, rcount, rdtype, NULL, sbuf == MPI_IN_PLACE, 0, &alg, &k))
+    int alg, k, ns;
+    if (!decide(m, GENCOLL_ALLGATHER, comm, rcount, rdtype, NULL, sbuf == MPI_IN_PLACE, 0, &alg, &k, &ns))
         return m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_allgather_module);
     if (sbuf == MPI_IN_PLACE) {
         ptrdiff_t lb = 0, extent = 0;
@@ -448,7 +462,7 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
         scount = rcount;
         sdtype = rdtype;
     }
-    return run(GENCOLL_ALLGATHER, alg, k, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm, NULL);
+    return run(GENCOLL_ALLGATHER, alg, k, ns, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm, NULL);
 }
 
 int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -456,10 +470,10 @@ int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct o
                                mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k;
-    if (!decide(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k))
+    int alg, k, ns;
+    if (!decide(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k, &ns))
         return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
-    return run(GENCOLL_ALLREDUCE, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
+    return run(GENCOLL_ALLREDUCE, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
                0, comm, NULL);
 }
 
@@ -467,10 +481,10 @@ int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *dataty
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k;
-    if (!decide(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &alg, &k))
+    int alg, k, ns;
+    if (!decide(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &alg, &k, &ns))
         return m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
-    return run(GENCOLL_BCAST, alg, k, buff, count, datatype, buff, count, datatype, NULL, root, comm, NULL);
+    return run(GENCOLL_BCAST, alg, k, ns, buff, count, datatype, buff, count, datatype, NULL, root, comm, NULL);
 }
 
 int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -478,11 +492,11 @@ int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k;
-    if (!decide(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, root, &alg, &k))
+    int alg, k, ns;
+    if (!decide(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, root, &alg, &k, &ns))
         return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
     /* MPI_IN_PLACE is the root's alone; elsewhere recvbuf is never written. */
-    return run(GENCOLL_REDUCE, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
+    return run(GENCOLL_REDUCE, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
                root, comm, NULL);
 }
 
@@ -491,13 +505,13 @@ int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                                           mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k;
-    if (!decide(m, GENCOLL_REDUCE_SCATTER_BLOCK, comm, rcount, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k))
+    int alg, k, ns;
+    if (!decide(m, GENCOLL_REDUCE_SCATTER_BLOCK, comm, rcount, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k, &ns))
         return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
                                             m->prev_reduce_scatter_block_module);
     /* In place, rbuf holds all p blocks. The send count matters only where
      * the send type differs from the type, never for a reduction. */
-    return run(GENCOLL_REDUCE_SCATTER_BLOCK, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcount, dtype, rbuf, rcount,
+    return run(GENCOLL_REDUCE_SCATTER_BLOCK, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcount, dtype, rbuf, rcount,
                dtype, op, 0, comm, NULL);
 }
 
@@ -511,15 +525,15 @@ int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     for (int i = 0; i < p; i++) total += rcounts[i] > 0 ? (uint64_t) rcounts[i] : 0;
     /* The selection sees the average block, as MPICH's avg_msg_size does. */
     const uint64_t avg = total / (uint64_t) p;
-    int alg, k;
+    int alg, k, ns;
     if (total == 0 || avg > INT32_MAX ||
         !decide(m, GENCOLL_REDUCE_SCATTER, comm, avg > 0 ? (int) avg : 1, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg,
-                &k))
+                &k, &ns))
         return m->prev_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, m->prev_reduce_scatter_module);
     if (p > INLINE_REQUESTS && !(counts = malloc((size_t) p * sizeof(*counts)))) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < p; i++) counts[i] = (uint64_t) rcounts[i];
     /* count: the vector, as the verbose line reports it; the core reads counts. */
-    int rc = run(GENCOLL_REDUCE_SCATTER, alg, k, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcounts[ompi_comm_rank(comm)],
+    int rc = run(GENCOLL_REDUCE_SCATTER, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcounts[ompi_comm_rank(comm)],
                  dtype, rbuf, total > INT32_MAX ? INT32_MAX : (int) total, dtype, op, 0, comm, counts);
     if (counts != counts_inline) free(counts);
     return rc;

@@ -96,6 +96,15 @@ NodeLayout node_layout_of(MPI_Comm comm) {
   check(PMPI_Allreduce(mine, sums, 2, MPI_INT, MPI_SUM, comm));
   layout.node_count = sums[0];
   layout.consecutive = sums[1] == 0;
+  // Blocks of s consecutive ranks (the last shorter): consecutive, every node
+  // but the one holding the last rank of size s, the largest.
+  int p = 0;
+  check(PMPI_Comm_size(comm, &p));
+  const bool last_node = ranks[1] == p - 1;
+  const int sizes[2] = {layout.node_size, last_node ? -p : -layout.node_size};
+  int most[2] = {0, 0};  // the largest node, minus the smallest but the last
+  check(PMPI_Allreduce(sizes, most, 2, MPI_INT, MPI_MAX, comm));
+  if (layout.consecutive && (layout.node_count == 1 || -most[1] == most[0])) layout.block_size = most[0];
   return layout;
 }
 
@@ -183,6 +192,7 @@ struct Plan {
   Algorithm alg;
   int k;
   bool commutative;
+  int node_size = 0;  // CollParams::node_size: MPICH's smp composition
 };
 
 bool is_inter(MPI_Comm comm) {
@@ -254,12 +264,13 @@ std::optional<Plan> decide(const Call& call) {
   const bool inter = is_inter(call.comm);
   std::optional<Algorithm> alg;
   int k = 2;
+  int node_size = 0;
   if (file_decides) {
     const SelectionChoice ch = g_config.select_from_file(describe(call, inter));
     if (!ch.alg || inter) {
       if (g_config.debug) {
-        std::string why = "no leaf of the selection file";
-        if (!ch.leaf.empty()) {
+        std::string why = ch.why.empty() ? "no leaf of the selection file" : ch.why;
+        if (!ch.leaf.empty() && ch.why.empty()) {
           // The leaf as MPICH names the algorithm, without "algorithm=".
           why = ch.leaf.rfind("algorithm=", 0) == 0 ? ch.leaf.substr(std::strlen("algorithm=")) : ch.leaf;
           if (ch.alg) why += ", intercommunicator";  // a gencoll leaf gencoll cannot run there
@@ -270,19 +281,22 @@ std::optional<Plan> decide(const Call& call) {
     }
     alg = ch.alg;
     k = *ch.k;
+    node_size = ch.node_size;
   } else {
     if (!sel.alg || inter) return std::nullopt;
     alg = sel.alg;
     k = sel.k;
   }
   const bool commutative = commutative_op(call.op);
-  if (!commutative && requires_commutative(c, *alg)) {
+  CollParams prm = make_params(c, *alg, 1, k, 0);
+  prm.node_size = node_size;
+  if (!commutative && needs_commutative(prm)) {
     if (g_config.debug)
-      std::fprintf(stderr, "gencoll: %s %s needs a commutative op; using the MPI's own algorithm\n", to_string(c),
-                   to_string(*alg));
+      std::fprintf(stderr, "gencoll: %s %s%s needs a commutative op; using the MPI's own algorithm\n", to_string(c),
+                   node_size ? "smp+" : "", to_string(*alg));
     return std::nullopt;
   }
-  return Plan{*alg, k, commutative};
+  return Plan{*alg, k, commutative, node_size};
 }
 
 // GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
@@ -317,12 +331,14 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   prm.commutative = plan.commutative;
   prm.root = call.root;
   prm.counts = std::move(counts);
+  prm.node_size = plan.node_size;
   if (g_config.debug && prm.rank == 0) {
     int size = 0;
     PMPI_Type_size(bufs.type, &size);
-    std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=%s k=%d\n", to_string(call.coll),
+    const CollParams c = canonical(prm);  // k as it runs (of the leaders' algorithm under smp)
+    std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=%s%s k=%d\n", to_string(call.coll),
                  static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size,
-                 prm.p, call.root, to_string(prm.alg), effective_radix(prm.alg, prm.p, prm.k));
+                 prm.p, call.root, c.node_size ? "smp+" : "", to_string(prm.alg), c.k);
   }
   // The elements of bufs.type the call writes at bufs.recv (reduce: the root's alone).
   std::uint64_t recv_count = call.count;

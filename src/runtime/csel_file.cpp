@@ -62,6 +62,7 @@ struct Leaf {
   std::optional<Collective> coll;  // set with alg: a gencoll leaf
   std::optional<Algorithm> alg;
   std::optional<int> k;
+  bool smp = false;  // MPIR_<coll>_intra_smp, with coll set
 };
 
 }  // namespace
@@ -259,11 +260,17 @@ class Parser {
     const std::size_t intra = name.find("_intra_");
     if (intra == std::string::npos) return l;
     const std::string coll_name = name.substr(std::strlen("MPIR_"), intra - std::strlen("MPIR_"));
-    const std::optional<Algorithm> alg = parse_algorithm(name.substr(intra + std::strlen("_intra_")));
-    if (!alg || !has_radix(*alg)) return l;
+    const std::string alg_name = name.substr(intra + std::strlen("_intra_"));
     std::optional<Collective> coll;
     for (Collective c : all_collectives())
       if (coll_name == kGencollColls[static_cast<int>(c)]) coll = c;
+    if (coll && alg_name == "smp" && smp_composes(*coll)) {
+      l.coll = coll;
+      l.smp = true;
+      return l;
+    }
+    const std::optional<Algorithm> alg = parse_algorithm(alg_name);
+    if (!alg || !has_radix(*alg)) return l;
     if (!coll) return l;
     if (!supports(*coll, *alg)) {
       std::string valid;
@@ -321,7 +328,7 @@ bool holds(const Condition& c, const SelectionCall& call, Phase phase) {
   // MPICH gives an intracommunicator node awareness (hierarchy "parent", with a
   // node_comm where a node holds more than one of its processes) unless every
   // process is alone on its node; intercommunicators stay "flat".
-  const bool parent = !call.inter && call.nodes.node_count < call.comm_size;
+  const bool parent = !call.inter && !call.node_roots && call.nodes.node_count < call.comm_size;
   switch (c.test) {
     case Test::comm_type_intra: return !call.inter;
     case Test::comm_type_inter: return call.inter;
@@ -333,9 +340,11 @@ bool holds(const Condition& c, const SelectionCall& call, Phase phase) {
     case Test::comm_size_node:
       return parent && call.nodes.node_size > 1 && call.nodes.node_size == call.comm_size;
     case Test::comm_hierarchy:
-      // Only MPICH-internal subcommunicators are "node" or "node_roots".
+      // Only MPICH-internal subcommunicators are "node" or "node_roots"; a
+      // composition's leaders are asked as node_roots.
       return static_cast<Hierarchy>(c.value) == Hierarchy::any ||
-             static_cast<Hierarchy>(c.value) == (parent ? Hierarchy::parent : Hierarchy::flat);
+             static_cast<Hierarchy>(c.value) ==
+                 (call.node_roots ? Hierarchy::node_roots : parent ? Hierarchy::parent : Hierarchy::flat);
     case Test::is_node_consecutive: return (parent && call.nodes.consecutive) == yes;
     case Test::comm_avg_ppn_le:
       return static_cast<long long>(call.comm_size) <= c.value * call.nodes.node_count;
@@ -403,6 +412,7 @@ SelectionChoice search(Cursor c, const SelectionCall& call) {
     ch.alg = l->alg;
     ch.k = l->k;
   }
+  ch.smp = l->smp && l->coll == call.coll;
   return ch;
 }
 
@@ -454,7 +464,41 @@ SelectionChoice SelectionFile::select(const SelectionCall& call) const {
   for (Cursor c = top; const Condition* cond = condition_at(c); ++c.i)
     if (cond->test == Test::collective && cond->collective == to_string(call.coll)) tree = Cursor{cond->then.get(), 0};
   if (!tree) return {};
-  return search(prune(*tree, call), call);
+  SelectionChoice ch = search(prune(*tree, call), call);
+  if (ch.smp) resolve_smp(call, ch);
+  return ch;
+}
+
+void SelectionFile::resolve_smp(const SelectionCall& call, SelectionChoice& ch) const {
+  if (call.inter || call.node_roots) {
+    ch.why = "smp asked on an intercommunicator or a node_roots communicator";
+    return;
+  }
+  if (!mpich_smp_composes(call.coll, call.comm_size, call.count * call.type_size)) {
+    ch.alg = Algorithm::ring;  // MPICH's smp bcast here: scatter + ring allgather
+    ch.k = std::nullopt;
+    return;
+  }
+  if (call.nodes.block_size == 0) {
+    ch.why = "smp: the nodes are not blocks of consecutive ranks";
+    return;
+  }
+  if (reduces(call.coll) && !call.commutative) {
+    ch.why = "smp: needs a commutative op";
+    return;
+  }
+  SelectionCall leaders = call;
+  leaders.node_roots = true;
+  leaders.comm_size = call.nodes.node_count;
+  leaders.nodes = NodeLayout{1, call.nodes.node_count, true, 1};
+  const SelectionChoice inner = select(leaders);
+  if (!inner.alg) {
+    ch.why = "smp: the file leaves the nodes' leaders to the MPI (" + (inner.leaf.empty() ? "no leaf" : inner.leaf) + ")";
+    return;
+  }
+  ch.alg = inner.alg;
+  ch.k = inner.k;
+  ch.node_size = call.nodes.block_size;
 }
 
 }  // namespace gencoll

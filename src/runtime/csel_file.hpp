@@ -38,6 +38,9 @@ struct NodeLayout {
   int node_size = 1;         // processes of the communicator on this rank's node
   int node_count = 1;        // nodes the communicator spans
   bool consecutive = true;   // each node's processes hold consecutive ranks
+  // > 0: the nodes are blocks of this many consecutive ranks, the last one
+  // possibly smaller (CollParams::node_size); 0: they are not.
+  int block_size = 0;
 };
 
 // Everything a condition can ask about one call, in MPICH's terms.
@@ -55,10 +58,22 @@ struct SelectionCall {
   bool sendbuf_inplace = false;   // MPI_IN_PLACE, where all ranks pass it alike
   bool multi_threaded = false;    // the MPI runs at MPI_THREAD_MULTIPLE (MPICH's MPIR_IS_THREADED)
   NodeLayout nodes;
+  // Asked as MPICH asks on its node_roots communicator (hierarchy
+  // "node_roots", one process per node): the leaders of an smp composition.
+  bool node_roots = false;
 };
 
 struct SelectionChoice {
-  std::optional<Algorithm> alg;  // nullopt: the MPI's own implementation
+  std::optional<Algorithm> alg;  // nullopt: the MPI's own implementation (or smp)
+  // MPIR_<Coll>_intra_smp of an allreduce, reduce or bcast: MPICH's
+  // node-aware composition (coll/smp.cpp runs the same schedule). select()
+  // resolves it: alg and k become the leaders' (the file's choice for a
+  // node_roots call) and node_size the call's nodes.block_size; a bcast
+  // MPICH's smp runs flat at that size is gencoll's ring with node_size 0.
+  // Where gencoll cannot run it, alg stays nullopt and `why` says why.
+  bool smp = false;
+  int node_size = 0;
+  std::string why;
   std::optional<int> k;          // the leaf's k=; nullopt: none given (the radix variable applies)
   std::string leaf;              // the leaf's key as written; empty when no leaf was reached
 };
@@ -87,6 +102,7 @@ class SelectionFile {
 
  private:
   SelectionFile(std::unique_ptr<Node> root, std::uint64_t hash);
+  void resolve_smp(const SelectionCall& call, SelectionChoice& ch) const;
   std::unique_ptr<Node> root_;
   std::uint64_t hash_;
 };

@@ -11,7 +11,8 @@
 #      MPICH module (hydra, UCX) and for Open MPI (plm_rsh_agent, TCP BTL);
 #   2. the integration matrix across hosts (p = 2, 3, 4; k = 2, 3): the MPICH
 #      module through its CVARs and Open MPI through the interposition library;
-#   3. the debug lines name the algorithm and radix that ran;
+#   3. the debug lines name the algorithm and radix that ran, also under
+#      MPICH's node-aware composition (smp) chosen by a selection file;
 #   4. gencoll-loggp finds two levels (node and network) and measures the
 #      NIC's sharing (node_radix);
 #   5. nic_share runs across hosts, no faster than the links allow;
@@ -138,6 +139,31 @@ if command -v mpiexec.openmpi >/dev/null; then
   debug_line "Open MPI" 'allreduce.*p=4.*kring.*k=2' "${ompi[@]}" -n 4 -x LD_PRELOAD="$b/openmpi/.libs/libgencoll-pmpi.so" \
     -x GENCOLL_DEBUG=1 -x GENCOLL_ALLREDUCE_INTRA_ALGORITHM=kring -x GENCOLL_ALLREDUCE_KRING_KVAL=2 \
     "$b/tests/mpi/coll_check.openmpi" -q
+fi
+
+# 3b. MPICH's node-aware composition (smp) from a selection file, both MPIs,
+# 2 hosts x 2 ranks: MPICH runs its MPIR_Allreduce_intra_smp and asks the
+# file again on its node_roots communicator (gencoll's k-ring among the 2
+# leaders); the interposition library runs the same as one gencoll schedule.
+# Every root of reduce and bcast through it (root_check).
+smp_file=$top/tests/data/smp-select.json
+if [ -n "$prefix" ]; then
+  debug_line "MPICH module, smp" 'allreduce.*p=2 root=0 algorithm=kring k=2' "${hydra[@]}" -n 4 \
+    -genv MPIR_CVAR_GENCOLL_DEBUG 1 -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$smp_file" \
+    -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0 \
+    -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 "$b/tests/mpi/coll_check.mpich" -q
+  debug_line "MPICH module, smp roots" 'reduce.*p=2 root=1 algorithm=knomial' "${hydra[@]}" -n 4 \
+    -genv MPIR_CVAR_GENCOLL_DEBUG 1 -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$smp_file" \
+    -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 \
+    "$b/tests/mpi/root_check.mpich" -q
+fi
+if command -v mpiexec.openmpi >/dev/null; then
+  debug_line "Open MPI, smp" 'allreduce.*p=4 root=0 algorithm=smp\+kring k=2' "${ompi[@]}" -n 4 \
+    -x LD_PRELOAD="$b/openmpi/.libs/libgencoll-pmpi.so" -x GENCOLL_DEBUG=1 -x GENCOLL_SELECTION_FILE="$smp_file" \
+    "$b/tests/mpi/coll_check.openmpi" -q
+  debug_line "Open MPI, smp roots" 'reduce.*p=4 root=3 algorithm=smp\+knomial k=2' "${ompi[@]}" -n 4 \
+    -x LD_PRELOAD="$b/openmpi/.libs/libgencoll-pmpi.so" -x GENCOLL_DEBUG=1 -x GENCOLL_SELECTION_FILE="$smp_file" \
+    "$b/tests/mpi/root_check.openmpi" -q
 fi
 
 # 4. The profiler sees the network.

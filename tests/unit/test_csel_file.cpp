@@ -433,3 +433,60 @@ TEST_CASE("reduce_scatter_block leaves: gencoll's names select gencoll, MPICH's 
   REQUIRE(errors.size() == 1);
   CHECK_THAT(errors[0], Catch::Contains("gencoll has no kbruck reduce_scatter_block"));
 }
+
+// MPICH's smp leaf of the collectives gencoll composes, and the node_roots
+// question that picks the leaders' algorithm (tests/data/smp-select.json, the
+// file the emulated cluster's test runs with both MPIs).
+TEST_CASE("an smp leaf is MPICH's node-aware composition; node_roots calls get the leaders' algorithm",
+          "[csel][smp]") {
+  const auto f = SelectionFile::load(std::string(GENCOLL_SOURCE_DIR) + "/tests/data/smp-select.json");
+  REQUIRE(f.errors.empty());
+  SelectionCall ar = call(Collective::allreduce, 8, 1000);
+  ar.nodes = NodeLayout{2, 4, true, 2};
+  const SelectionChoice top = f.file->select(ar);
+  CHECK(top.smp);
+  CHECK(top.leaf == "algorithm=MPIR_Allreduce_intra_smp");
+  // Resolved: the node_roots tree's k-ring k=2 among the 4 leaders, nodes of 2.
+  CHECK(top.alg == Algorithm::kring);
+  CHECK(top.k == 2);
+  CHECK(top.node_size == 2);
+  CHECK(top.why.empty());
+  SelectionCall scattered = ar;
+  scattered.nodes = NodeLayout{2, 4, false, 0};
+  const SelectionChoice no = f.file->select(scattered);
+  CHECK(no.smp);
+  CHECK_FALSE(no.alg);
+  CHECK(no.why == "smp: the nodes are not blocks of consecutive ranks");
+  // MPICH's smp bcast of 1 MiB on 8 ranks is flat: scatter + ring allgather.
+  SelectionCall big = call(Collective::bcast, 8, 1 << 18);
+  big.nodes = NodeLayout{2, 4, true, 2};
+  const SelectionChoice flat = f.file->select(big);
+  CHECK(flat.alg == Algorithm::ring);
+  CHECK(flat.node_size == 0);
+  big.count = 100;
+  CHECK(f.file->select(big).alg == Algorithm::knomial);
+  CHECK(f.file->select(big).node_size == 2);
+  ar.commutative = false;
+  const SelectionChoice ordered = f.file->select(ar);
+  CHECK_FALSE(ordered.smp);
+  CHECK(ordered.alg == Algorithm::knomial);
+  SelectionCall leaders = call(Collective::allreduce, 4, 1000);
+  leaders.nodes = NodeLayout{1, 4, true, 1};
+  leaders.node_roots = true;
+  const SelectionChoice inner = f.file->select(leaders);
+  CHECK_FALSE(inner.smp);
+  CHECK(inner.alg == Algorithm::kring);
+  CHECK(inner.k == 2);
+  // The same communicator asked as a user's: not node_roots, so smp again
+  // (one rank per node: blocks of 1, the leaders' algorithm over all).
+  leaders.node_roots = false;
+  CHECK(f.file->select(leaders).smp);
+  CHECK(f.file->select(leaders).node_size == 1);
+  // An smp leaf of a collective gencoll does not compose is MPICH's own.
+  const SelectionFile::Loaded other = SelectionFile::parse(
+      R"({"collective=allgather": {"algorithm=MPIR_Allgather_intra_smp": {}},
+          "collective=bcast": {"algorithm=MPIR_Bcast_intra_smp": {}}})", "test file");
+  REQUIRE(other.errors.empty());
+  CHECK_FALSE(other.file->select(call(Collective::allgather, 8, 1)).smp);
+  CHECK(other.file->select(call(Collective::bcast, 8, 1)).smp);
+}

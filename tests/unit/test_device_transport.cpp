@@ -237,7 +237,7 @@ TEST_CASE("device allreduce equals the host path bit for bit", "[device]") {
         for (bool in_place : {false, true})
           for (const DeviceMode& mode : kModes) {
             const std::uint64_t n = 3 * p + 2;
-            Case<double> c{{Collective::allreduce, alg, p, 0, k, n, 0, true}, {}, {}, in_place};
+            Case<double> c{{Collective::allreduce, alg, p, 0, k, n, 0, true, false, {}, 0}, {}, {}, in_place};
             for (int r = 0; r < p; ++r) {
               std::vector<double> v(n);
               for (std::uint64_t i = 0; i < n; ++i) v[i] = 1.0 / (3.0 + r * 7.0 + i) * (r % 2 ? 1e8 : 1e-3);
@@ -263,7 +263,7 @@ TEST_CASE("device reduce_scatter_block equals the host path bit for bit", "[devi
           for (const DeviceMode& mode : kModes) {
             const std::uint64_t n = 3;  // per block
             const std::uint64_t total = n * static_cast<std::uint64_t>(p);
-            Case<double> c{{Collective::reduce_scatter_block, alg, p, 0, k, n, 0, true}, {}, {}, in_place};
+            Case<double> c{{Collective::reduce_scatter_block, alg, p, 0, k, n, 0, true, false, {}, 0}, {}, {}, in_place};
             for (int r = 0; r < p; ++r) {
               std::vector<double> v(total);
               for (std::uint64_t i = 0; i < total; ++i) v[i] = 1.0 / (3.0 + r * 7.0 + i) * (r % 2 ? 1e8 : 1e-3);
@@ -286,7 +286,7 @@ TEST_CASE("device reduce equals the host path at every root", "[device]") {
         for (int root = 0; root < p; ++root)
           for (const DeviceMode& mode : kModes) {
             const std::uint64_t n = p + 4;
-            Case<std::int32_t> c{{Collective::reduce, alg, p, 0, k, n, root, true}, {}, {}, false};
+            Case<std::int32_t> c{{Collective::reduce, alg, p, 0, k, n, root, true, false, {}, 0}, {}, {}, false};
             for (int r = 0; r < p; ++r) {
               std::vector<std::int32_t> v(n);
               for (std::uint64_t i = 0; i < n; ++i) v[i] = static_cast<std::int32_t>((r * 37 + i * 11) % 53) - 20;
@@ -310,7 +310,7 @@ TEST_CASE("device allgather and bcast equal the host path", "[device]") {
           for (const DeviceMode& mode : kModes) {
             const std::uint64_t n = coll == Collective::allgather ? 3 : std::uint64_t(2 * p + 1);
             const int root = p / 2;
-            Case<std::int64_t> c{{coll, alg, p, 0, k, n, coll == Collective::bcast ? root : 0, true}, {}, {}, false};
+            Case<std::int64_t> c{{coll, alg, p, 0, k, n, coll == Collective::bcast ? root : 0, true, false, {}, 0}, {}, {}, false};
             for (int r = 0; r < p; ++r) {
               std::vector<std::int64_t> v(n);
               for (std::uint64_t i = 0; i < n; ++i) v[i] = r * 1000 + std::int64_t(i);
@@ -333,7 +333,7 @@ TEST_CASE("device allgather and bcast equal the host path", "[device]") {
 TEST_CASE("staging decides which pointers the MPI sees", "[device]") {
   const int p = 6;
   const std::uint64_t n = 12;
-  Case<double> c{{Collective::allreduce, Algorithm::permuted_recursive_multiplying, p, 0, 3, n, 0, true}, {}, {}, false};
+  Case<double> c{{Collective::allreduce, Algorithm::permuted_recursive_multiplying, p, 0, 3, n, 0, true, false, {}, 0}, {}, {}, false};
   for (int r = 0; r < p; ++r) {
     c.send.push_back(std::vector<double>(n, r + 1.0));
     c.recv.push_back(std::vector<double>(n, 0.0));
@@ -416,7 +416,7 @@ TEST_CASE("a folded round is one reduction kernel on the device", "[device]") {
     for (auto [p, k, per_rank] : {std::tuple{9, 3, fold ? 2 : 4}, std::tuple{8, 4, fold ? 2 : 4},
                                   std::tuple{16, 16, fold ? 1 : 15}}) {
       const std::uint64_t n = 5;
-      Case<double> c{{Collective::allreduce, Algorithm::recursive_multiplying, p, 0, k, n, 0, true}, {}, {}, false};
+      Case<double> c{{Collective::allreduce, Algorithm::recursive_multiplying, p, 0, k, n, 0, true, false, {}, 0}, {}, {}, false};
       c.prm.fold_rounds = fold;
       for (int r = 0; r < p; ++r) {
         c.send.push_back(std::vector<double>(n, 1.0 + r));
@@ -436,7 +436,7 @@ TEST_CASE("a k-nomial level's children are folded in one kernel at their parent"
   for (bool fold : {false, true}) {
     const int p = 9;
     const std::uint64_t n = 4;
-    Case<double> c{{Collective::reduce, Algorithm::knomial, p, 0, p, n, 0, true}, {}, {}, false};
+    Case<double> c{{Collective::reduce, Algorithm::knomial, p, 0, p, n, 0, true, false, {}, 0}, {}, {}, false};
     c.prm.fold_rounds = fold;
     for (int r = 0; r < p; ++r) {
       c.send.push_back(std::vector<double>(n, 1.0 + r));

@@ -368,7 +368,7 @@ TEST_CASE("the MPICH C ABI runs the same schedules: permuted allgather, rank-ord
         std::vector<std::vector<Mat>> send(p, std::vector<Mat>(count));
         for (int r = 0; r < p; ++r)
           for (std::uint64_t e = 0; e < count; ++e) send[r][e] = Mat{r + 1, static_cast<std::int64_t>(e), 1, 2};
-        gencoll_call call{GENCOLL_ALLGATHER, c_alg(a), k, p, 0, 0, 1, count, nullptr};
+        gencoll_call call{GENCOLL_ALLGATHER, c_alg(a), k, p, 0, 0, 1, count, nullptr, 0};
         auto got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count * p)), mul);
         for (int r = 0; r < p; ++r)
           for (int b = 0; b < p; ++b)
@@ -401,7 +401,7 @@ TEST_CASE("the C ABI runs MPI_Reduce_scatter with the caller's recvcounts", "[ex
         for (std::uint64_t e = 0; e < first.back(); ++e) send[r][e] = Mat{r + 2 + std::int64_t(e), 0, 0, r + 1};
       }
       // The core copies the counts: the caller's array may change after the call.
-      gencoll_call call{GENCOLL_REDUCE_SCATTER, alg, 3, p, 0, 0, 1, 0, counts.data()};
+      gencoll_call call{GENCOLL_REDUCE_SCATTER, alg, 3, p, 0, 0, 1, 0, counts.data(), 0};
       const auto got = run_all_c<Mat>(call, send, recv, mul);
       for (int r = 0; r < p; ++r)
         for (std::uint64_t e = 0; e < counts[r]; ++e) {
@@ -415,13 +415,13 @@ TEST_CASE("the C ABI runs MPI_Reduce_scatter with the caller's recvcounts", "[ex
 TEST_CASE("the MPICH C ABI rejects bad calls with a message instead of throwing", "[executor][mpich]") {
   gencoll_transport t{};
   char err[128] = "";
-  gencoll_call bad_k{GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 1, 4, 0, 0, 1, 8, nullptr};
+  gencoll_call bad_k{GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 1, 4, 0, 0, 1, 8, nullptr, 0};
   REQUIRE(gencoll_mpich_run(&bad_k, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err).find('k') != std::string::npos);
-  gencoll_call no_alg{GENCOLL_REDUCE, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr};
+  gencoll_call no_alg{GENCOLL_REDUCE, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr, 0};
   REQUIRE(gencoll_mpich_run(&no_alg, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err) == "kring has no reduce");
-  gencoll_call no_counts{GENCOLL_REDUCE_SCATTER, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr};
+  gencoll_call no_counts{GENCOLL_REDUCE_SCATTER, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr, 0};
   REQUIRE(gencoll_mpich_run(&no_counts, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err) == "reduce_scatter without recvcounts");
   REQUIRE(gencoll_mpich_abi_version() == GENCOLL_MPICH_ABI_VERSION);
@@ -462,19 +462,41 @@ TEST_CASE("the C ABI reads a selection file and chooses as the interposition lib
   c.node_size = 5;
   c.node_count = 1;
   c.node_consecutive = 1;
-  int alg = -1, k = -1;
+  int alg = -1, k = -1, node_size = -1;
   const char* leaf = nullptr;
-  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &leaf) == 1);
+  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &node_size, &leaf) == 1);
+  CHECK(node_size == 0);
   CHECK(alg == GENCOLL_RECURSIVE_MULTIPLYING);
   CHECK(k == 4);
   c.count = 1000;  // 4000 bytes: k-nomial without k= (the caller's radix applies)
-  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &leaf) == 1);
+  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &node_size, &leaf) == 1);
   CHECK(alg == GENCOLL_KNOMIAL);
   CHECK(k == 0);
   c.coll = GENCOLL_BCAST;
   c.count = 100000;
-  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &leaf) == 1);
+  CHECK(gencoll_selection_choose(s, &c, &alg, &k, &node_size, &leaf) == 1);
   CHECK(alg == GENCOLL_RECURSIVE_MULTIPLYING);
   CHECK(k == 3);
   gencoll_selection_free(s);
+
+  // An smp leaf: the leaders' algorithm from the node_roots tree, the nodes'
+  // block size; without blocks, the MPI's own, and the leaf says why.
+  gencoll_selection* smp =
+      gencoll_selection_load((std::string(GENCOLL_SOURCE_DIR) + "/tests/data/smp-select.json").c_str(), err,
+                             sizeof err);
+  REQUIRE(smp != nullptr);
+  c.coll = GENCOLL_ALLREDUCE;
+  c.comm_size = 8;
+  c.count = 10;
+  c.node_size = 2;
+  c.node_count = 4;
+  c.node_block = 2;
+  CHECK(gencoll_selection_choose(smp, &c, &alg, &k, &node_size, &leaf) == 1);
+  CHECK(alg == GENCOLL_KRING);
+  CHECK(k == 2);
+  CHECK(node_size == 2);
+  c.node_block = 0;
+  CHECK(gencoll_selection_choose(smp, &c, &alg, &k, &node_size, &leaf) == 0);
+  CHECK(std::string(leaf).find("not blocks of consecutive ranks") != std::string::npos);
+  gencoll_selection_free(smp);
 }
