@@ -96,13 +96,16 @@ def spearman(a, b):
     return cov / (va * vb) if va > 0 and vb > 0 else None
 
 
-def module_name(alg, k, p):
-    """The bench configuration a simulated (algorithm, effective radix) runs as."""
+def module_name(alg, k):
+    """The bench configuration a simulated (algorithm, effective radix) runs as;
+    MPICH's node-aware compositions keep their "smp+" prefix (k: the leaders')."""
+    smp = "smp+" if alg.startswith("smp+") else ""
+    alg = alg[len(smp):]
     if alg in BASELINE_AS_MODULE:
         alg, k = BASELINE_AS_MODULE[alg]
     elif alg == "ring":
-        alg, k = "kring", max(2, p)
-    return "%s:%d" % (alg, max(2, int(k)))
+        alg = "kring"  # k: the effective radix, the ring's length (p, or the nodes under smp)
+    return "%s%s:%d" % (smp, alg, max(2, int(k)))
 
 
 def link_rate(text):
@@ -196,7 +199,7 @@ def main():
         if int(r["ranks"]) != p or r.get("error"):
             continue
         key = (r["collective"], int(r["size_bytes"]))
-        name = module_name(r["algorithm"], r["effective_radix"], p)
+        name = module_name(r["algorithm"], r["effective_radix"])
         t = float(r["time_us"])
         predicted[key][name] = min(t, predicted[key].get(name, t))
 

@@ -207,10 +207,27 @@ sweep() {  # CSV LABEL SWEEP [mpiexec options]: allgather, then the other three
 rm -f "$out/sweep.csv" "$out/tuned-run.csv"
 log "measuring MPICH's default and every fixed algorithm and radix"
 sweep "$out/sweep.csv" sweep all > "$out/sweep.txt"
+no_device=(-genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0
+  -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0)
+# The node-aware compositions the tuned file chose, each measured at every
+# size as a configuration of its own, "smp+ALG:K" (MPICH's smp with ALG k=K
+# among the nodes' leaders), so that the report scores those choices too.
+awk -F, 'NR > 1 && $4 ~ /^smp\+/ { print $1, substr($4, 5), $5 }' "$out/tuned-picks.csv" | sort -u > "$out/smp-configs.txt"
+if [ -s "$out/smp-configs.txt" ]; then
+  log "measuring the node-aware compositions the tuner chose ($(wc -l < "$out/smp-configs.txt"))"
+  mkdir -p "$out/smp"
+  while read -r coll alg k; do
+    f="$out/smp/$coll-$alg-$k.json"
+    python3 "$top/benchmarks/smp_select.py" "$coll" "$alg" "$k" > "$f"
+    launch -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$f" "${no_device[@]}" \
+      "$build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i "$iters" -x $(( iters / 10 + 2 )) \
+      --max-time "$max_time" -c --rounds "$rounds" --sweep native --label sweep --csv "$f.csv" >> "$out/sweep.txt" < /dev/null
+    awk -F, -v OFS=, -v name="smp+$alg:$k" 'NR > 1 { $7 = name; print }' "$f.csv" >> "$out/sweep.csv"
+  done < "$out/smp-configs.txt"
+fi
 log "measuring the tuned selection file"
 sweep "$out/tuned-run.csv" tuned native -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" \
-  -genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 \
-  -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0 > "$out/tuned-run.txt"
+  "${no_device[@]}" > "$out/tuned-run.txt"
 
 link=()
 [ -n "$emulate" ] && link=(--link-rate "$rate")  # for the network-bound sizes

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Evaluates a csel selection file for one call, the way MPICH's csel walks it,
-for the keys gencoll-tune writes (collective, comm_type, comm_size, avg_msg_size,
-is_commutative and their =any forms). Prints "algorithm k" (k empty if none).
+for the keys gencoll-tune writes (collective, comm_type, comm_hierarchy,
+comm_size, avg_msg_size, is_commutative and their =any forms), asked for a
+user's communicator (never MPICH's internal node or node_roots ones). Prints
+"algorithm k" (k empty if none).
 
 usage: select.py FILE COLLECTIVE COMM_SIZE BYTES [commutative|noncommutative]
 """
@@ -21,6 +23,8 @@ def holds(key, coll, p, nbytes, commutative):
         return val == coll
     if name == 'comm_type':
         return val == 'intra'
+    if name == 'comm_hierarchy':
+        return val not in ('node', 'node_roots')
     if name == 'is_commutative':
         return (val == 'yes') == commutative
     x = {'comm_size': p, 'avg_msg_size': nbytes}.get(name)
