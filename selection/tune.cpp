@@ -219,7 +219,13 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
     if (!by_coll.count(t.coll)) order.push_back(t.coll);
     by_coll[t.coll].push_back(&t);
   }
-  const bool composes = std::any_of(tuned.begin(), tuned.end(), [](const Tuned& t) { return t.nodes > 0; });
+  // Only what a chosen composition reaches is written: its leaders' tree and
+  // the node trees of reduce and bcast.
+  const auto chooses_smp = [](const Tuned& t) {
+    return std::any_of(t.picks.begin(), t.picks.end(),
+                       [](const Pick& pk) { return pk.best.node_size > 0 || pk.ordered.node_size > 0; });
+  };
+  const bool composes = std::any_of(tuned.begin(), tuned.end(), chooses_smp);
   for (Collective c : order) {
     std::vector<const Tuned*> ts = by_coll[c];
     std::sort(ts.begin(), ts.end(), [](const Tuned* a, const Tuned* b) { return a->p < b->p; });
@@ -227,10 +233,11 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
     // MPICH's compositions call the collective again on the node_roots
     // communicator (the leaders: the choice the composition was simulated
     // with) and reduce or bcast on each node's communicator (binomial, as
-    // simulated). One tree per number of nodes, from the smallest p with it.
+    // simulated). One tree per number of nodes, from the smallest p that
+    // chose a composition.
     std::map<int, Tuned> leaders;
     for (const Tuned* t : ts) {
-      if (t->nodes == 0 || leaders.count(t->nodes)) continue;
+      if (t->nodes == 0 || leaders.count(t->nodes) || !chooses_smp(*t)) continue;
       Tuned lt{c, t->nodes, 0, {}};
       for (const Pick& pk : t->picks) {
         if (!pk.leaders) continue;

@@ -87,7 +87,7 @@ TuneOutput tune(const Machine& m, const TuneRequest& req,
                 const std::function<void(std::size_t, std::size_t)>& progress = {});
 
 // The csel file: for each tuned collective, comm_type=intra -> (where a
-// composition was simulated: comm_hierarchy=node_roots -> comm_size<=nodes ->
+// composition was chosen: comm_hierarchy=node_roots -> comm_size<=nodes ->
 // the leaders' choices by size; for reduce and bcast comm_hierarchy=node ->
 // MPICH's binomial, as the simulator models a node) comm_size<=P
 // (one per size tuned, the largest as comm_size=any) -> avg_msg_size<=S runs
