@@ -50,6 +50,10 @@ Collective
   --total BYTES         allgather: total gathered bytes (block = total / ranks)
   --elem-bytes E        bytes per element (default 1); counts are size / E
   --root R              root of bcast and reduce (default 0)
+  --smp                 MPICH's node-aware composition over the profile's nodes
+                        (allreduce, reduce, bcast): the algorithm and radix among
+                        the nodes' first ranks, binomial within a node; with
+                        --sweep, the compositions too (rows smp+<algorithm>)
 
 Output
   (default)             time, bound, bound/time and counts, one "key: value" per line
@@ -95,7 +99,7 @@ struct Args {
   int k = 2;
   std::uint64_t size = 1 << 20, total = 0;
   std::uint32_t elem = 1;
-  bool contention = true, per_rank = false, sweep = false, size_given = false;
+  bool contention = true, per_rank = false, sweep = false, size_given = false, smp = false;
   std::string colls, algs, radices, sizes;
 };
 
@@ -164,6 +168,7 @@ Args parse_args(int argc, char** argv) {
     else if (o == "--total") a.total = parse_bytes(o, value());
     else if (o == "--elem-bytes") a.elem = static_cast<std::uint32_t>(parse_int(o, value(), 1));
     else if (o == "--root") a.root = parse_int(o, value(), 0);
+    else if (o == "--smp") a.smp = true;
     else if (o == "--per-rank") a.per_rank = true;
     else if (o == "--goal") a.goal = value();
     else if (o == "--sweep") a.sweep = true;
@@ -243,7 +248,17 @@ int run_sweep_cli(const Args& a, const Machine& m, int p) {
     sizes.erase(std::remove_if(sizes.begin(), sizes.end(), [&](std::uint64_t b) { return b % a.elem != 0; }),
                 sizes.end());
   }
-  const std::vector<SweepPoint> points = sweep_points(colls, algs, radices, sizes, p);
+  std::vector<SweepPoint> points = sweep_points(colls, algs, radices, sizes, p);
+  if (a.smp) {  // and the compositions over the profile's nodes, rows "smp+<algorithm>"
+    const int rpn = m.ranks_per_node();
+    if (rpn <= 1 || rpn >= p)
+      usage_error("--smp: the " + std::to_string(p) + " ranks need nodes of several ranks and more than one node (the profile's nodes hold " + std::to_string(rpn) + ")");
+    const int nodes = (p + rpn - 1) / rpn;
+    std::vector<int> node_radices = radix_candidates(nodes, 0);
+    if (!a.radices.empty()) node_radices = radices;
+    const std::vector<SweepPoint> more = smp_points(colls, algs, node_radices, sizes, p, rpn);
+    points.insert(points.end(), more.begin(), more.end());
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const std::vector<SweepRow> rows = run_sweep(m, p, points, options(a), a.threads);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -286,6 +301,13 @@ int run_one(const Args& a, const Machine& m, int p) {
                 std::to_string(a.elem));
   CollParams prm = make_params(*coll, *alg, p, a.k, bytes / a.elem, a.root);
   const SimOptions opt = options(a);
+  const int rpn = m.ranks_per_node();
+  if (a.smp) {
+    if (!smp_composes(*coll)) usage_error(std::string("--smp: ") + to_string(*coll) + " has no node-aware composition (allreduce, reduce and bcast have)");
+    if (rpn <= 1 || rpn >= p)
+      usage_error("--smp: the " + std::to_string(p) + " ranks need nodes of several ranks and more than one node (the profile's nodes hold " + std::to_string(rpn) + ")");
+    prm.node_size = rpn;
+  }
 
   if (!a.goal.empty()) {
     std::vector<Schedule> scheds;
@@ -304,17 +326,18 @@ int run_one(const Args& a, const Machine& m, int p) {
   const SimResult r = simulate(m, prm, opt);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const Bound b = lower_bound(m, prm.coll, p, prm.count, opt);
-  const int rpn = m.ranks_per_node();
+  // Under --smp the algorithm runs among the nodes' leaders.
+  const int q = smp_nodes(canonical(prm));
   std::cout << "machine: " << m.name << (m.file.empty() ? "" : " (" + m.file + ")") << "\n"
-            << "collective: " << to_string(prm.coll) << "\nalgorithm: " << to_string(prm.alg)
-            << "\nradix: " << effective_radix(prm.alg, p, prm.k);
+            << "collective: " << to_string(prm.coll) << "\nalgorithm: " << (a.smp ? "smp+" : "")
+            << to_string(prm.alg) << "\nradix: " << effective_radix(prm.alg, q, prm.k);
   // Recursive multiplying (and Rabenseifner's reduce-scatter) runs rounds of
   // the radices whose product is the ranks it folds to: k = 3 at p = 8 is
   // three rounds of radix 2.
   const Algorithm fam = info(prm.alg).family;
   if (fam == Algorithm::recursive_multiplying || fam == Algorithm::permuted_recursive_multiplying ||
       fam == Algorithm::rabenseifner) {
-    const FoldLayout f = fold_for_radix(p, effective_radix(prm.alg, p, prm.k));
+    const FoldLayout f = fold_for_radix(q, effective_radix(prm.alg, q, prm.k));
     std::cout << " (rounds of radix";
     for (std::size_t i = 0; i < f.radices.size(); ++i) std::cout << (i ? "," : " ") << f.radices[i];
     if (f.extras) std::cout << "; " << f.extras << (f.extras == 1 ? " rank" : " ranks") << " folded";

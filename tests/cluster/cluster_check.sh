@@ -144,7 +144,8 @@ fi
 # 3b. MPICH's node-aware composition (smp) from a selection file, both MPIs,
 # 2 hosts x 2 ranks: MPICH runs its MPIR_Allreduce_intra_smp and asks the
 # file again on its node_roots communicator (gencoll's k-ring among the 2
-# leaders); the interposition library runs the same as one gencoll schedule.
+# leaders); the interposition library and the Open MPI component run the
+# same as one gencoll schedule.
 # Every root of reduce and bcast through it (root_check).
 smp_file=$top/tests/data/smp-select.json
 if [ -n "$prefix" ]; then
@@ -164,6 +165,14 @@ if command -v mpiexec.openmpi >/dev/null; then
   debug_line "Open MPI, smp roots" 'reduce.*p=4 root=3 algorithm=smp\+knomial k=2' "${ompi[@]}" -n 4 \
     -x LD_PRELOAD="$b/openmpi/.libs/libgencoll-pmpi.so" -x GENCOLL_DEBUG=1 -x GENCOLL_SELECTION_FILE="$smp_file" \
     "$b/tests/mpi/root_check.openmpi" -q
+  if [ -f "$b/ompi-component/component-path" ]; then
+    for bin in coll_check root_check; do
+      debug_line "Open MPI component, smp ($bin)" 'p=4 root=[0-9] algorithm=smp\+(kring|knomial) k=2' "${ompi[@]}" -n 4 \
+        -x OMPI_MCA_mca_base_component_path="$(cat "$b/ompi-component/component-path")" \
+        -x OMPI_MCA_coll_gencoll_selection_file="$smp_file" -x OMPI_MCA_coll_gencoll_verbose=1 \
+        "$b/tests/mpi/$bin.openmpi" -q
+    done
+  fi
 fi
 
 # 4. The profiler sees the network.

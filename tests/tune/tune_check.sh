@@ -101,12 +101,21 @@ expect_sim_error '--flat: "inf" is not a finite non-negative number' --flat 1,1,
 expect_sim_error 'give --size (per rank) or --total (all ranks), not both' $flat -c allgather -m 1K --total 4K
 expect_sim_error '--total: 4097 bytes do not split evenly over 4 ranks' $flat -c allgather --total 4097
 expect_sim_error '--threads' $flat --sweep --threads 0
+expect_sim_error '--smp: allgather has no node-aware composition' --profile "$profile" -c allgather --smp
+expect_sim_error "--smp: the 4 ranks need nodes of several ranks and more than one node (the profile's nodes hold 4)" \
+  --profile "$profile" --nodes 1 --smp
 }
 echo '{"name": "x", "name": "y"}' > "$tmp/dup.json"
 expect_sim_error 'dup.json: name: given twice in one object' --profile "$tmp/dup.json"
 echo '{"name": "x", "levels": [{"loggp": {"L_us": 1e999}}]}' > "$tmp/huge.json"
 expect_sim_error 'huge.json: the value after "L_us": a number out of range' --profile "$tmp/huge.json"
 expect_sim_error "$tmp: is a directory, not a profile file" --profile "$tmp"
+# The composition over small-synthetic's nodes of 4: the leaders' radix among 2 nodes.
+"$sim" --profile "$profile" --nodes 2 -a kring -k 4 --smp | grep -qx 'algorithm: smp+kring' ||
+  fail "gencoll-sim --smp does not name the composition"
+"$sim" --profile "$profile" --nodes 2 -a kring -k 4 --smp | grep -qx 'radix: 2' ||
+  fail "gencoll-sim --smp: the radix is not the leaders' (2 nodes)"
+echo "ok: gencoll-sim --smp simulates the composition"
 # shellcheck disable=SC2086
 "$sim" $flat | grep -qx 'contention: off' || fail "gencoll-sim --flat does not say contention: off"
 # shellcheck disable=SC2086
