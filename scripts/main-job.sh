@@ -6,7 +6,8 @@
 #   3. simulate every algorithm x radix x size on it and write the selection
 #      file (gencoll-tune);
 #   4. measure, with gencoll-bench on the module, MPICH's default, every fixed
-#      algorithm/k (MPICH's and gencoll's) and the tuned file, for the four
+#      algorithm/k (MPICH's and gencoll's), the node-aware compositions the
+#      tuned file chose (smp+ALG:K) and the tuned file, for the four
 #      collectives over a size sweep;
 #   5. print the table (benchmarks/analyze.py: speedup of the tuned file over
 #      MPICH's default, selection quality, rank correlation, generalization
