@@ -212,6 +212,15 @@ SimOptions options(const Args& a) {
   return o;
 }
 
+// --smp's nodes: the profile's, where p spans more than one of several ranks.
+int smp_node_size(const Machine& m, int p) {
+  const int rpn = m.ranks_per_node();
+  if (rpn <= 1 || rpn >= p)
+    usage_error("--smp: the " + std::to_string(p) + " ranks need nodes of several ranks and more than one node " +
+                "(the profile's nodes hold " + std::to_string(rpn) + ")");
+  return rpn;
+}
+
 int run_sweep_cli(const Args& a, const Machine& m, int p) {
   std::vector<Collective> colls = all_collectives();
   std::vector<Algorithm> algs = all_algorithms();
@@ -250,9 +259,7 @@ int run_sweep_cli(const Args& a, const Machine& m, int p) {
   }
   std::vector<SweepPoint> points = sweep_points(colls, algs, radices, sizes, p);
   if (a.smp) {  // and the compositions over the profile's nodes, rows "smp+<algorithm>"
-    const int rpn = m.ranks_per_node();
-    if (rpn <= 1 || rpn >= p)
-      usage_error("--smp: the " + std::to_string(p) + " ranks need nodes of several ranks and more than one node (the profile's nodes hold " + std::to_string(rpn) + ")");
+    const int rpn = smp_node_size(m, p);
     const int nodes = (p + rpn - 1) / rpn;
     std::vector<int> node_radices = radix_candidates(nodes, 0);
     if (!a.radices.empty()) node_radices = radices;
@@ -303,10 +310,10 @@ int run_one(const Args& a, const Machine& m, int p) {
   const SimOptions opt = options(a);
   const int rpn = m.ranks_per_node();
   if (a.smp) {
-    if (!smp_composes(*coll)) usage_error(std::string("--smp: ") + to_string(*coll) + " has no node-aware composition (allreduce, reduce and bcast have)");
-    if (rpn <= 1 || rpn >= p)
-      usage_error("--smp: the " + std::to_string(p) + " ranks need nodes of several ranks and more than one node (the profile's nodes hold " + std::to_string(rpn) + ")");
-    prm.node_size = rpn;
+    if (!smp_composes(*coll))
+      usage_error(std::string("--smp: ") + to_string(*coll) +
+                  " has no node-aware composition (allreduce, reduce and bcast have)");
+    prm.node_size = smp_node_size(m, p);
   }
 
   if (!a.goal.empty()) {
