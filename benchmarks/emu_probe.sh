@@ -11,7 +11,10 @@
 #   --rate R      NIC rate (default 1gbit)
 #   --coll C      the collective measured (default allreduce)
 #   --sweep LIST  gencoll-bench configurations
-#                 (default native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2)
+#                 (default native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2),
+#                 and MPICH's node-aware compositions as smp+ALG:K (ALG k=K among
+#                 the hosts' first ranks; each a run of its own under the
+#                 selection file of benchmarks/smp_select.py)
 #   --max BYTES   largest message (default 4194304)
 #   --budget S    seconds the measurement may take before it is stopped (default 90)
 #   --rps         the hosts' NIC processing on their last core (cluster.sh up --rps)
@@ -23,8 +26,9 @@
 #   gencoll-tune --profile DIR/profile.json --shapes NxR ... (the main job's step).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+help() { sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case ${1:-} in
-  -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  -h|--help) help; exit 0 ;;
   ''|-*) echo "emu_probe.sh: the first argument is the results directory (usage: emu_probe.sh DIR [options]; --help)" >&2; exit 2 ;;
 esac
 out=$1; shift
@@ -41,7 +45,7 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --rps) rps=(--rps); shift ;;
     --progress-yield) yield=1; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) help; exit 0 ;;
     *) echo "emu_probe.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,7 +66,8 @@ trap 'cluster down' EXIT
 read -r -a where <<< "$(cluster mpiexec-args "$per_host")"
 binder=$(cluster binder)
 # The launch, up to and including the binder: the rank's program follows.
-run=("$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" "$binder")
+base=("$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH")
+run=("${base[@]}" "$binder")
 {
   echo "date: $(date -u '+%F %T UTC')"
   echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}$([ "$yield" = 1 ] && echo " --progress-yield")"
@@ -77,8 +82,29 @@ cat "$out/binding.txt"
 "${run[@]}" "$bundle/build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
   > "$out/profile.log" 2>&1 || { tail -n 20 "$out/profile.log"; exit 1; }
 sed -n '/^level system/,/^contention/p' "$out/profile.log"
+flat=() smp=()
+IFS=, read -r -a items <<< "$sweep"
+for c in "${items[@]}"; do if [[ $c == smp+* ]]; then smp+=("$c"); else flat+=("$c"); fi; done
+bench=("$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i 10 -x 2 --max-time 0.05 -c --rounds 1)
+deadline=$(( $(date +%s) + budget ))
+left() { local s=$(( deadline - $(date +%s) )); echo $(( s > 1 ? s : 1 )); }
 rc=0
-timeout "$budget" "${run[@]}" "$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i 10 -x 2 --max-time 0.05 -c \
-  --rounds 1 --sweep "$sweep" --csv "$out/sweep.csv" > "$out/sweep.txt" 2>&1 || rc=$?
+if [ ${#flat[@]} -gt 0 ]; then
+  timeout "$(left)" "${run[@]}" "${bench[@]}" --sweep "$(IFS=,; echo "${flat[*]}")" --csv "$out/sweep.csv" \
+    > "$out/sweep.txt" 2>&1 || rc=$?
+fi
+for c in "${smp[@]}"; do
+  [ "$rc" = 0 ] || break
+  [[ $c =~ ^smp\+([a-z_]+):([0-9]+)$ ]] || { echo "emu_probe.sh: $c: expected smp+ALG:K" >&2; exit 2; }
+  f=$out/${c//[+:]/-}.json
+  python3 "$top/benchmarks/smp_select.py" "$coll" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" > "$f"
+  genv=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$f")
+  for x in ALLGATHER ALLREDUCE BCAST REDUCE; do genv+=(-genv "MPIR_CVAR_${x}_DEVICE_COLLECTIVE" 0); done
+  timeout "$(left)" "${base[@]}" "${genv[@]}" "$binder" "${bench[@]}" --sweep native --csv "$f.csv" \
+    >> "$out/sweep.txt" 2>&1 < /dev/null || rc=$?
+  [ -f "$f.csv" ] || continue
+  [ -f "$out/sweep.csv" ] || head -n 1 "$f.csv" > "$out/sweep.csv"
+  awk -F, -v OFS=, -v name="$c" 'NR > 1 { $7 = name; print }' "$f.csv" >> "$out/sweep.csv"
+done
 cat "$out/sweep.txt"
 [ "$rc" = 0 ] || echo "emu_probe.sh: the sweep stopped (exit $rc; 124: --budget $budget s ran out)"
