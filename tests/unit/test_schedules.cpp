@@ -381,7 +381,8 @@ TEST_CASE("reduce_scatter generators pass the checker for p <= 64, every k and u
 
 // Nodes of 2, 3 and 4 ranks (the last one short where they do not divide p),
 // one node of p, every leaders' algorithm and radix, three roots; also in
-// randomised orders. The reductions run commutative, as they must.
+// randomised orders, and with folded rounds (device buffers) to p = 12. The
+// reductions run commutative, as they must.
 TEST_CASE("node-aware compositions pass the checker for p <= 24, nodes of 2-4 ranks and every k",
           "[schedules][smp]") {
   std::vector<Task> tasks;
@@ -394,6 +395,11 @@ TEST_CASE("node-aware compositions pass the checker for p <= 24, nodes of 2-4 ra
         const int nodes = (t.p + s - 1) / s;
         for (int k = 3; has_radix(t.alg) && k <= nodes + 1; ++k) t.ks.push_back(k);
         tasks.push_back(t);
+        // Device buffers fold each round's blocks in one step, inside the composition too.
+        if (c != Collective::bcast && t.p <= 12) {
+          t.fold = true;
+          tasks.push_back(t);
+        }
       }
   report(tasks);
 }
