@@ -123,7 +123,9 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 std::string csv_of(const RunRecord& run) {
-  std::string s = "level,bytes,n,delay_us,prtt1_us,prttn_us,prttd_us,o_r_us,g_us,o_s_us,prtt1_min_us\n";
+  std::string s;
+  for (const char* c : kRawColumns) s += (s.empty() ? "" : ",") + std::string(c);
+  s += "\n";  // the row below writes them in this order
   char line[256];
   for (std::size_t i = 0; i < run.levels.size(); ++i)
     for (const SizeSample& m : run.levels[i].samples) {

@@ -170,9 +170,11 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
     if (it == head.end()) throw std::invalid_argument("the CSV has no column \"" + name + "\" (expected gencoll-loggp --csv output)");
     return static_cast<std::size_t>(it - head.begin());
   };
-  const std::size_t c_level = column("level"), c_bytes = column("bytes"), c_n = column("n"), c_delay = column("delay_us"),
-                    c_p1 = column("prtt1_us"), c_pn = column("prttn_us"), c_pd = column("prttd_us"), c_or = column("o_r_us"),
-                    c_min = column("prtt1_min_us");
+  using C = RawColumn;
+  const std::size_t c_level = column(name(C::level)), c_bytes = column(name(C::bytes)), c_n = column(name(C::n)),
+                    c_delay = column(name(C::delay_us)), c_p1 = column(name(C::prtt1_us)),
+                    c_pn = column(name(C::prttn_us)), c_pd = column(name(C::prttd_us)),
+                    c_or = column(name(C::o_r_us)), c_min = column(name(C::prtt1_min_us));
   std::map<std::string, std::vector<SizeSample>> by_level;
   for (int row = 2; std::getline(in, line); ++row) {
     if (line.empty()) continue;

@@ -44,6 +44,13 @@ struct ProfileInput {
 // Throws std::invalid_argument when no level was measured.
 nlohmann::ordered_json build_profile(const ProfileInput& in, const FitOptions& opt = {});
 
+// The columns of gencoll-loggp --csv, one row per level and size, in this
+// order: written by loggp_main.cpp, read back by name by refit_profile.
+enum class RawColumn { level, bytes, n, delay_us, prtt1_us, prttn_us, prttd_us, o_r_us, g_us, o_s_us, prtt1_min_us };
+inline constexpr const char* kRawColumns[] = {"level",   "bytes",    "n",      "delay_us", "prtt1_us",    "prttn_us",
+                                              "prttd_us", "o_r_us", "g_us", "o_s_us",   "prtt1_min_us"};
+inline const char* name(RawColumn c) { return kRawColumns[static_cast<int>(c)]; }
+
 // A kept profile refitted from its run's per-size medians (the CSV of
 // gencoll-loggp --csv): every measured level's table, rendezvous_above,
 // source and note as this build's fit makes them, the protocol switch kept
