@@ -288,13 +288,15 @@ std::optional<Plan> decide(const Call& call) {
     k = sel.k;
   }
   const bool commutative = commutative_op(call.op);
-  CollParams prm = make_params(c, *alg, 1, k, 0);
-  prm.node_size = node_size;
-  if (!commutative && needs_commutative(prm)) {
-    if (g_config.debug)
-      std::fprintf(stderr, "gencoll: %s %s%s needs a commutative op; using the MPI's own algorithm\n", to_string(c),
-                   node_size ? "smp+" : "", to_string(*alg));
-    return std::nullopt;
+  if (!commutative) {
+    CollParams prm = make_params(c, *alg, 1, k, 0);
+    prm.node_size = node_size;
+    if (needs_commutative(prm)) {
+      if (g_config.debug)
+        std::fprintf(stderr, "gencoll: %s %s%s needs a commutative op; using the MPI's own algorithm\n", to_string(c),
+                     node_size ? "smp+" : "", to_string(*alg));
+      return std::nullopt;
+    }
   }
   return Plan{*alg, k, commutative, node_size};
 }
