@@ -374,7 +374,7 @@ TEST_CASE("the MPICH C ABI runs the same schedules: permuted allgather, rank-ord
           for (int b = 0; b < p; ++b)
             for (std::uint64_t e = 0; e < count; ++e) REQUIRE(got[r][b * count + e] == send[b][e]);
         if (gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, c_alg(a))) continue;
-        call = gencoll_call{GENCOLL_ALLREDUCE, c_alg(a), k, p, 0, 0, 0, count, nullptr};
+        call = gencoll_call{GENCOLL_ALLREDUCE, c_alg(a), k, p, 0, 0, 0, count, nullptr, 0};
         got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count)), mul);
         for (std::uint64_t e = 0; e < count; ++e) {
           Mat want = send[0][e];
@@ -499,4 +499,37 @@ TEST_CASE("the C ABI reads a selection file and chooses as the interposition lib
   CHECK(gencoll_selection_choose(smp, &c, &alg, &k, &node_size, &leaf) == 0);
   CHECK(std::string(leaf).find("not blocks of consecutive ranks") != std::string::npos);
   gencoll_selection_free(smp);
+}
+
+// gencoll_mpich_program's memo (4 entries, the last call's tried first): call
+// shapes that alternate, outnumber it, or carry recvcounts each get their own
+// program, whatever came before.
+TEST_CASE("the C ABI hands out each call's own program through its memo", "[executor][mpich]") {
+  std::vector<gencoll_call> calls;
+  for (int p : {2, 3, 5})
+    for (int coll : {GENCOLL_ALLREDUCE, GENCOLL_BCAST}) calls.push_back({coll, GENCOLL_KNOMIAL, 2, p, 1, 0, 1, 7, nullptr, 0});
+  calls.push_back({GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 2, 8, 1, 0, 1, 7, nullptr, 2});  // smp over nodes of 2
+  const std::vector<std::uint64_t> counts{1, 2, 3};
+  calls.push_back({GENCOLL_REDUCE_SCATTER, GENCOLL_KNOMIAL, 2, 3, 1, 0, 1, 0, counts.data(), 0});
+  const auto steps = [](const gencoll_call& c) {
+    const Collective coll[] = {Collective::allgather, Collective::allreduce, Collective::bcast, Collective::reduce,
+                               Collective::reduce_scatter_block, Collective::reduce_scatter};
+    CollParams prm = make_params(coll[c.coll], Algorithm::knomial, c.p, c.k, c.count, c.root);
+    prm.rank = c.rank;
+    prm.node_size = c.node_size;
+    if (c.counts) prm.counts.assign(c.counts, c.counts + c.p);
+    return generate(prm).steps.size();
+  };
+  // Every order that matters: repeats, alternation, more shapes than entries.
+  const int order[] = {0, 0, 1, 0, 1, 2, 3, 4, 5, 6, 7, 0, 7, 7, 6, 1, 2, 3, 4, 5, 5, 0};
+  for (int i : order) {
+    const gencoll_call& c = calls[static_cast<std::size_t>(i)];
+    const gencoll_program* program = nullptr;
+    uint32_t* work = nullptr;
+    char err[128] = "";
+    REQUIRE(gencoll_mpich_program(&c, &program, &work, err, sizeof err) == 0);
+    INFO("call " << i);
+    CHECK(program->nops == steps(c));
+    CHECK(work != nullptr);
+  }
 }
