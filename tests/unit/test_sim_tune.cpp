@@ -208,3 +208,17 @@ TEST_CASE("a composition is written as MPICH's smp, its leaders' choices under c
   REQUIRE(!sel["collective=allgather"]["comm_type=intra"].contains("comm_hierarchy=node_roots"));
   REQUIRE(!sel["collective=allgather"]["comm_type=intra"].contains("comm_hierarchy=node"));
 }
+
+// MPICH 4.0.2's MPIR_Bcast_intra_smp (its CVAR defaults): the composition
+// below 12288 bytes or under 8 ranks, below 512 KiB where p is a power of
+// two; flat scatter + ring allgather elsewhere. Allreduce and reduce always.
+TEST_CASE("where MPICH's smp bcast composes", "[tune][smp]") {
+  CHECK(mpich_smp_composes(Collective::bcast, 8, 524287));
+  CHECK_FALSE(mpich_smp_composes(Collective::bcast, 8, 524288));
+  CHECK(mpich_smp_composes(Collective::bcast, 12, 12287));
+  CHECK_FALSE(mpich_smp_composes(Collective::bcast, 12, 12288));
+  CHECK(mpich_smp_composes(Collective::bcast, 6, 64u << 20));
+  CHECK(mpich_smp_composes(Collective::allreduce, 12, 64u << 20));
+  CHECK(mpich_smp_composes(Collective::reduce, 12, 64u << 20));
+  CHECK_FALSE(mpich_smp_composes(Collective::allgather, 12, 8));
+}
