@@ -28,8 +28,10 @@ def main():
         sys.exit("smp_select.py: K = %r: expected an integer >= 2" % k)
     cap = coll.capitalize()
     leaf = {"algorithm=MPIR_%s_intra_%s" % (cap, alg): {"k=" + k: {}}}
-    out = {"collective=" + coll: tree(coll, {"comm_hierarchy=node_roots": leaf,
-                                             "comm_size=any": {"algorithm=MPIR_%s_intra_smp" % cap: {}}})}
+    # MPICH's smp computes nothing where every process is alone on its node
+    # (no "parent" hierarchy): the same algorithm flat there.
+    out = {"collective=" + coll: tree(coll, {"comm_hierarchy=node_roots": leaf, "comm_size=any": {
+        "comm_hierarchy=parent": {"algorithm=MPIR_%s_intra_smp" % cap: {}}, "comm_hierarchy=any": leaf}})}
     # The compositions' reduce and bcast within a node (allreduce uses both).
     for c in ("reduce", "bcast"):
         node = {"comm_hierarchy=node": {"algorithm=MPIR_%s_intra_binomial" % c.capitalize(): {}}}

@@ -92,13 +92,15 @@ bool mpich_smp_composes(Collective c, int p, std::uint64_t bytes) {
 }
 
 bool needs_commutative(const CollParams& prm) {
-  return (prm.node_size > 0 && reduces(prm.coll)) || requires_commutative(prm.coll, prm.alg);
+  // canonical()'s node_size > 0, without copying the parameters.
+  const bool composed = std::min(prm.node_size, prm.p) > 1;
+  return (composed && reduces(prm.coll)) || requires_commutative(prm.coll, prm.alg);
 }
 
 CollParams canonical(CollParams prm) {
-  // One rank per node is no composition; one node holds at most p ranks.
-  if (prm.node_size == 1) prm.node_size = 0;
+  // One node holds at most p ranks; one rank per node is no composition.
   if (prm.node_size > prm.p) prm.node_size = prm.p;
+  if (prm.node_size == 1) prm.node_size = 0;
   // The radix is of the algorithm among the nodes' leaders.
   if (!has_radix(prm.alg) || prm.k >= 2) prm.k = effective_radix(prm.alg, smp_nodes(prm), prm.k);
   // Equal recvcounts are the uniform layout: one schedule and cache entry
@@ -135,10 +137,10 @@ Schedule generate(const CollParams& prm) {
   if (prm.node_size > 0 && !smp_composes(prm.coll))
     throw std::invalid_argument(std::string(to_string(prm.coll)) +
                                 " has no node-aware composition (allreduce, reduce and bcast have)");
-  if (prm.node_size > 1 && reduces(prm.coll) && !prm.commutative)
+  const CollParams c = canonical(prm);
+  if (c.node_size > 0 && reduces(prm.coll) && !prm.commutative)
     throw std::invalid_argument(std::string("the node-aware ") + to_string(prm.coll) +
                                 " combines nodes out of rank order: it needs a commutative op");
-  const CollParams c = canonical(prm);
   if (c.node_size > 0) return smp_composition(c);
   return implementation(prm.coll, prm.alg)->generate(c);
 }

@@ -88,9 +88,9 @@ Schedule reduce_smp(const CollParams& prm) {
   const int root_node = prm.root / s.size, root_local = prm.root - root_node * s.size;
   const Place send{Buf::send, 0}, recv{Buf::recv, 0};
   if (s.node != root_node) {
-    // Off the root's node recv may not exist: the node's sum goes to scratch.
-    const Range sum = b.scratch(prm.count);
-    const Place at{Buf::tmp, sum.offset};
+    // Off the root's node recv may not exist: the node's sum goes to its
+    // leader's scratch (the others' reduce writes nothing there).
+    const Place at{Buf::tmp, s.leader() ? b.scratch(prm.count).offset : 0};
     std::vector<Handle> done = b.embed(intra(prm, s, Collective::reduce, 0), s.members, send, at, {});
     if (s.leader()) b.embed(among_leaders(prm, s, root_node), s.leaders, at, at, done);
     return std::move(b).finish();
@@ -107,20 +107,24 @@ Schedule reduce_smp(const CollParams& prm) {
   return std::move(b).finish();
 }
 
-// MPIR_Bcast_intra_smp for a power-of-two communicator below its long
-// message size: the root's node first, then the leaders, then the other
-// nodes. (Its short-message branch sends the root's vector to its leader
-// alone and bcasts on every node after the leaders; with the root leading its
-// node, the usual case, both are this schedule.)
+// MPIR_Bcast_intra_smp where it composes. A root leading its node (the
+// usual root 0): the leaders first, then every node from its leader, as both
+// of MPICH's branches do. Any other root: its node first (a bcast from the
+// root), then the leaders, then the other nodes: MPICH's branch for a
+// power-of-two communicator below its long message size; its short-message
+// branch (below 12288 bytes or 8 ranks) instead sends the root's vector to
+// its leader alone and bcasts on every node after the leaders.
 Schedule bcast_smp(const CollParams& prm) {
   const NodeShape s(prm);
   ScheduleBuilder b(prm.rank, prm.p);
   const int root_node = prm.root / s.size, root_local = prm.root - root_node * s.size;
   const Place recv{Buf::recv, 0};
   std::vector<Handle> done;
-  if (s.node == root_node) done = b.embed(intra(prm, s, Collective::bcast, root_local), s.members, recv, recv, {});
+  const bool root_first = s.node == root_node && root_local != 0;
+  if (root_first) done = b.embed(intra(prm, s, Collective::bcast, root_local), s.members, recv, recv, {});
   if (s.leader()) done = b.embed(among_leaders(prm, s, root_node), s.leaders, recv, recv, done);
-  if (s.node != root_node) b.embed(intra(prm, s, Collective::bcast, 0), s.members, recv, recv, done);
+  if (!root_first && s.node != root_node) b.embed(intra(prm, s, Collective::bcast, 0), s.members, recv, recv, done);
+  if (s.node == root_node && root_local == 0) b.embed(intra(prm, s, Collective::bcast, 0), s.members, recv, recv, done);
   return std::move(b).finish();
 }
 

@@ -61,6 +61,18 @@ nlohmann::ordered_json leaf(Collective c, const Choice& ch) {
   return j;
 }
 
+// A choice where a communicator may lack MPICH's node hierarchy: MPICH makes
+// no node communicators where every process is alone on its node, and its
+// smp then computes nothing, so a composition runs on "parent" communicators
+// only and `flat` elsewhere.
+nlohmann::ordered_json guarded_leaf(Collective c, const Choice& ch, const Choice& flat) {
+  if (ch.node_size == 0) return leaf(c, ch);
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  j["comm_hierarchy=parent"] = leaf(c, ch);
+  j["comm_hierarchy=any"] = leaf(c, flat);
+  return j;
+}
+
 // MPICH's intercommunicator algorithm of each tuned collective (the tuner
 // chooses for intracommunicators only).
 const char* inter_algorithm(Collective c) {
@@ -85,16 +97,16 @@ nlohmann::ordered_json size_tree(const Tuned& t) {
     const bool last = i + 1 == t.picks.size();
     if (!last) {
       const Pick& nx = t.picks[i + 1];
-      if (nx.best == pk.best && nx.ordered == pk.ordered) continue;
+      if (nx.best == pk.best && nx.ordered == pk.ordered && (pk.best.node_size == 0 || nx.flat == pk.flat)) continue;
     }
     const std::string key = last ? "avg_msg_size=any" : "avg_msg_size<=" + std::to_string(pk.bytes);
     if (split && pk.ordered != pk.best) {
       nlohmann::ordered_json s = nlohmann::ordered_json::object();
-      s["is_commutative=yes"] = leaf(t.coll, pk.best);
-      s["is_commutative=no"] = leaf(t.coll, pk.ordered);
+      s["is_commutative=yes"] = guarded_leaf(t.coll, pk.best, pk.flat);
+      s["is_commutative=no"] = guarded_leaf(t.coll, pk.ordered, pk.flat);
       tree[key] = s;
     } else {
-      tree[key] = leaf(t.coll, pk.best);
+      tree[key] = guarded_leaf(t.coll, pk.best, pk.flat);
     }
   }
   return tree;
@@ -132,11 +144,21 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
   std::size_t total = 0;
   const int node_size = m.ranks_per_node();
   const auto nodes_of = [&](int p) { return node_size > 1 && p > node_size ? (p + node_size - 1) / node_size : 0; };
+  // A composition reduces and bcasts within each node as the file says
+  // there (MPICH's binomial): only where the file tunes those collectives.
+  const auto tuned = [&](Collective c) { return std::count(req.colls.begin(), req.colls.end(), c) > 0; };
+  const auto composable = [&](Collective c) {
+    return smp_composes(c) && (c == Collective::bcast || tuned(Collective::reduce)) &&
+           (c == Collective::reduce || tuned(Collective::bcast));
+  };
+  std::vector<Collective> composed;
+  for (Collective c : req.colls)
+    if (composable(c)) composed.push_back(c);
   for (int p : req.comm_sizes) {
     points.push_back(sweep_points(req.colls, algs, radix_candidates(p, node_size), req.sizes, p));
     if (const int nodes = nodes_of(p)) {
       const std::vector<SweepPoint> smp =
-          smp_points(req.colls, algs, radix_candidates(nodes, 0), req.sizes, p, node_size);
+          smp_points(composed, algs, radix_candidates(nodes, 0), req.sizes, p, node_size);
       points.back().insert(points.back().end(), smp.begin(), smp.end());
     }
     total += points.back().size();
@@ -159,7 +181,7 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
       Tuned t;
       t.coll = c;
       t.p = p;
-      t.nodes = smp_composes(c) ? nodes_of(p) : 0;
+      t.nodes = composable(c) ? nodes_of(p) : 0;
       for (std::uint64_t b : req.sizes) {
         Pick pk;
         pk.bytes = b;
@@ -188,9 +210,10 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
           return !needs_commutative(prm);
         });
         const SweepRow* base = pick(flat_baseline);
+        const SweepRow* flat = pick([](const SweepRow& r) { return r.point.node_size == 0; });
         if (const SweepRow* smp = pick([](const SweepRow& r) { return r.point.node_size > 0; }))
           pk.leaders = as_module_choice(smp->point.alg, smp->point.k, t.nodes);
-        if (!best || !ordered || !base)
+        if (!best || !ordered || !base || !flat)
           throw std::runtime_error(std::string("no candidate for ") + to_string(c) + " at " + std::to_string(b) +
                                    " bytes");
         pk.best = as_module_choice(best->point, p);
@@ -198,6 +221,7 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
         pk.best_alg = best->point.alg;
         pk.best_label = label(best->point, best->radix);
         pk.ordered = as_module_choice(ordered->point, p);
+        pk.flat = as_module_choice(flat->point, p);
         pk.ordered_time = ordered->time;
         pk.baseline_time = base->time;
         pk.baseline_label = to_string(base->point.alg);

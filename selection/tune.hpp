@@ -56,6 +56,10 @@ struct Pick {
   // The fastest composition's leaders' algorithm (node_size 0), what the
   // node_roots tree names at this size; set where compositions were simulated.
   std::optional<Choice> leaders;
+  // The fastest flat choice: where `best` is a composition, what a
+  // communicator without MPICH's node hierarchy (every process alone on its
+  // node) runs instead.
+  Choice flat;
 };
 
 struct Tuned {

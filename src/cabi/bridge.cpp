@@ -166,11 +166,16 @@ std::shared_ptr<const CachedSchedule> checked_schedule(const gencoll_call* call,
 ThreadSchedules::Memo& memo_entry(ThreadSchedules& ts, const gencoll_call* call) {
   for (std::size_t i = 0; i < ts.memo.size(); ++i)
     if (ts.memo[i].schedule && same_call(ts.memo[i].call, *call)) return ts.memo[ts.last = i];
+  // The victim is never the last call's entry (the program the glue may be
+  // running); the counters grow before the entry is made, so an entry exists
+  // only with counters enough for it.
+  if (ts.next == ts.last) ts.next = (ts.next + 1) % ts.memo.size();
+  std::shared_ptr<const CachedSchedule> sched = checked_schedule(call, ts.recent);
+  if (ts.work.size() < 2 * sched->program.ops.size()) ts.work.resize(2 * sched->program.ops.size());
   ThreadSchedules::Memo& m = ts.memo[ts.next];
-  m.schedule = checked_schedule(call, ts.recent);
+  m.schedule = std::move(sched);
   m.call = *call;
   m.view = c_view(m.schedule->program);
-  if (ts.work.size() < 2 * m.schedule->program.ops.size()) ts.work.resize(2 * m.schedule->program.ops.size());
   ts.last = ts.next;
   ts.next = (ts.next + 1) % ts.memo.size();
   return m;

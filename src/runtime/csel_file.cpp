@@ -474,6 +474,13 @@ void SelectionFile::resolve_smp(const SelectionCall& call, SelectionChoice& ch) 
     ch.why = "smp asked on an intercommunicator or a node_roots communicator";
     return;
   }
+  // MPICH makes no node communicators where every process is alone on its
+  // node, and its smp then computes nothing: the file must not get there
+  // (gencoll-tune guards its smp leaves with comm_hierarchy=parent).
+  if (call.nodes.node_count >= call.comm_size) {
+    ch.why = "smp: every process is alone on its node (MPICH composes nothing there)";
+    return;
+  }
   if (!mpich_smp_composes(call.coll, call.comm_size, call.count * call.type_size)) {
     ch.alg = Algorithm::ring;  // MPICH's smp bcast here: scatter + ring allgather
     ch.k = std::nullopt;
@@ -491,6 +498,8 @@ void SelectionFile::resolve_smp(const SelectionCall& call, SelectionChoice& ch) 
   leaders.node_roots = true;
   leaders.comm_size = call.nodes.node_count;
   leaders.nodes = NodeLayout{1, call.nodes.node_count, true, 1};
+  // MPICH's leaders allreduce in place; reduce's leaders pass a buffer.
+  leaders.sendbuf_inplace = call.coll == Collective::allreduce;
   const SelectionChoice inner = select(leaders);
   if (!inner.alg) {
     ch.why = "smp: the file leaves the nodes' leaders to the MPI (" + (inner.leaf.empty() ? "no leaf" : inner.leaf) + ")";

@@ -477,11 +477,21 @@ TEST_CASE("an smp leaf is MPICH's node-aware composition; node_roots calls get t
   CHECK_FALSE(inner.smp);
   CHECK(inner.alg == Algorithm::kring);
   CHECK(inner.k == 2);
-  // The same communicator asked as a user's: not node_roots, so smp again
-  // (one rank per node: blocks of 1, the leaders' algorithm over all).
+  // The same communicator asked as a user's, every process alone on its
+  // node: no MPICH hierarchy ("flat"), so the file's flat choice.
   leaders.node_roots = false;
-  CHECK(f.file->select(leaders).smp);
-  CHECK(f.file->select(leaders).node_size == 1);
+  const SelectionChoice alone = f.file->select(leaders);
+  CHECK_FALSE(alone.smp);
+  CHECK(alone.alg == Algorithm::recursive_multiplying);
+  // A file that leaves smp unguarded there: the reader refuses it (MPICH's
+  // smp would compute nothing on such a communicator).
+  const SelectionFile::Loaded bare = SelectionFile::parse(
+      R"({"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_smp": {}}})", "test file");
+  REQUIRE(bare.errors.empty());
+  const SelectionChoice refused = bare.file->select(leaders);
+  CHECK(refused.smp);
+  CHECK_FALSE(refused.alg);
+  CHECK(refused.why == "smp: every process is alone on its node (MPICH composes nothing there)");
   // An smp leaf of a collective gencoll does not compose is MPICH's own.
   const SelectionFile::Loaded other = SelectionFile::parse(
       R"({"collective=allgather": {"algorithm=MPIR_Allgather_intra_smp": {}},

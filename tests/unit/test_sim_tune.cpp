@@ -148,7 +148,7 @@ TEST_CASE("the tuner simulates compositions where nodes hold several ranks, and 
   const Machine m = two_per_node();
   TuneRequest req;
   req.comm_sizes = {2, 8};
-  req.colls = {Collective::allgather, Collective::allreduce, Collective::bcast};
+  req.colls = {Collective::allgather, Collective::allreduce, Collective::bcast, Collective::reduce};
   req.sizes = {8, 1 << 20};
   req.threads = 1;
   const TuneOutput out = tune(m, req);
@@ -168,8 +168,13 @@ TEST_CASE("the tuner simulates compositions where nodes hold several ranks, and 
     for (const Pick& pk : t.picks) {
       CHECK(pk.leaders.has_value() == (t.nodes > 0 && mpich_smp_composes(t.coll, t.p, pk.bytes)));
       if (t.coll == Collective::allreduce) CHECK(pk.ordered.node_size == 0);  // needs a commutative op
+      CHECK(pk.flat.node_size == 0);
     }
   }
+  // The composition reduces and bcasts within a node as the file says there:
+  // without reduce and bcast tuned, allreduce is not composed.
+  req.colls = {Collective::allreduce};
+  for (const auto& [p, row] : tune(m, req).rows) CHECK(row.point.node_size == 0);
 }
 
 TEST_CASE("a composition is written as MPICH's smp, its leaders' choices under comm_hierarchy=node_roots", "[tune][smp]") {
@@ -181,12 +186,14 @@ TEST_CASE("a composition is written as MPICH's smp, its leaders' choices under c
   ar.picks = {pick(8, rm2, rm2), pick(64, Choice{Algorithm::kring, 2, 2}, kn2)};
   ar.picks[0].leaders = rm2;
   ar.picks[1].leaders = kring2;
+  ar.picks[1].flat = Choice{Algorithm::rabenseifner, 2};
   Tuned bc;
   bc.coll = Collective::bcast;
   bc.p = 8;
   bc.nodes = 4;
   bc.picks = {pick(8, Choice{Algorithm::knomial, 3, 2}, Choice{Algorithm::knomial, 3, 2})};
   bc.picks[0].leaders = Choice{Algorithm::knomial, 3};
+  bc.picks[0].flat = Choice{Algorithm::knomial, 4};
   Tuned ag;
   ag.coll = Collective::allgather;
   ag.p = 8;
@@ -200,11 +207,17 @@ TEST_CASE("a composition is written as MPICH's smp, its leaders' choices under c
   REQUIRE(roots["avg_msg_size=any"]["algorithm=MPIR_Allreduce_intra_kring"].contains("k=2"));
   REQUIRE(!intra.contains("comm_hierarchy=node"));  // allreduce's smp reduces and bcasts on a node
   const auto& last = intra["comm_size=any"]["avg_msg_size=any"];
-  REQUIRE(last["is_commutative=yes"]["algorithm=MPIR_Allreduce_intra_smp"].empty());  // no k: node_roots says
+  // Only where MPICH has its node hierarchy; elsewhere the fastest flat choice.
+  const auto& yes = last["is_commutative=yes"];
+  REQUIRE(yes.begin().key() == "comm_hierarchy=parent");
+  REQUIRE(yes["comm_hierarchy=parent"]["algorithm=MPIR_Allreduce_intra_smp"].empty());  // no k: node_roots says
+  REQUIRE(yes["comm_hierarchy=any"]["algorithm=MPIR_Allreduce_intra_rabenseifner"].contains("k=2"));
   REQUIRE(last["is_commutative=no"]["algorithm=MPIR_Allreduce_intra_knomial"].contains("k=2"));
   const auto& bintra = sel["collective=bcast"]["comm_type=intra"];
   REQUIRE(bintra["comm_hierarchy=node"].contains("algorithm=MPIR_Bcast_intra_binomial"));
-  REQUIRE(bintra["comm_size=any"]["avg_msg_size=any"].contains("algorithm=MPIR_Bcast_intra_smp"));
+  const auto& bany = bintra["comm_size=any"]["avg_msg_size=any"];
+  REQUIRE(bany["comm_hierarchy=parent"].contains("algorithm=MPIR_Bcast_intra_smp"));
+  REQUIRE(bany["comm_hierarchy=any"]["algorithm=MPIR_Bcast_intra_knomial"].contains("k=4"));
   REQUIRE(!sel["collective=allgather"]["comm_type=intra"].contains("comm_hierarchy=node_roots"));
   REQUIRE(!sel["collective=allgather"]["comm_type=intra"].contains("comm_hierarchy=node"));
 }
