@@ -156,31 +156,6 @@ ThreadSchedules& schedules() {
   return s;
 }
 
-bool same_call(const gencoll_call& a, const gencoll_call& b);
-
-gencoll_program c_view(const Program& p);
-std::shared_ptr<const CachedSchedule> checked_schedule(const gencoll_call* call, ScheduleCache& cache);
-
-// The memo's entry of a call without recvcounts, made on a miss (its view
-// built and the runner's counters grown for it, so a hit does neither).
-ThreadSchedules::Memo& memo_entry(ThreadSchedules& ts, const gencoll_call* call) {
-  for (std::size_t i = 0; i < ts.memo.size(); ++i)
-    if (ts.memo[i].schedule && same_call(ts.memo[i].call, *call)) return ts.memo[ts.last = i];
-  // The victim is never the last call's entry (the program the glue may be
-  // running); the counters grow before the entry is made, so an entry exists
-  // only with counters enough for it.
-  if (ts.next == ts.last) ts.next = (ts.next + 1) % ts.memo.size();
-  std::shared_ptr<const CachedSchedule> sched = checked_schedule(call, ts.recent);
-  if (ts.work.size() < 2 * sched->program.ops.size()) ts.work.resize(2 * sched->program.ops.size());
-  ThreadSchedules::Memo& m = ts.memo[ts.next];
-  m.schedule = std::move(sched);
-  m.call = *call;
-  m.view = c_view(m.schedule->program);
-  ts.last = ts.next;
-  ts.next = (ts.next + 1) % ts.memo.size();
-  return m;
-}
-
 bool same_call(const gencoll_call& a, const gencoll_call& b) {
   return a.coll == b.coll && a.alg == b.alg && a.k == b.k && a.p == b.p && a.rank == b.rank &&
          a.root == b.root && a.commutative == b.commutative && a.count == b.count && a.node_size == b.node_size;
@@ -235,6 +210,26 @@ std::shared_ptr<const CachedSchedule> checked_schedule(const gencoll_call* call,
 
 namespace gencoll {
 namespace {
+
+// The memo's entry of a call without recvcounts, made on a miss (its view
+// built and the runner's counters grown for it, so a hit does neither).
+ThreadSchedules::Memo& memo_entry(ThreadSchedules& ts, const gencoll_call* call) {
+  for (std::size_t i = 0; i < ts.memo.size(); ++i)
+    if (ts.memo[i].schedule && same_call(ts.memo[i].call, *call)) return ts.memo[ts.last = i];
+  // The victim is never the last call's entry (the program the glue may be
+  // running); the counters grow before the entry is made, so an entry exists
+  // only with counters enough for it.
+  if (ts.next == ts.last) ts.next = (ts.next + 1) % ts.memo.size();
+  std::shared_ptr<const CachedSchedule> sched = checked_schedule(call, ts.recent);
+  if (ts.work.size() < 2 * sched->program.ops.size()) ts.work.resize(2 * sched->program.ops.size());
+  ThreadSchedules::Memo& m = ts.memo[ts.next];
+  m.schedule = std::move(sched);
+  m.call = *call;
+  m.view = c_view(m.schedule->program);
+  ts.last = ts.next;
+  ts.next = (ts.next + 1) % ts.memo.size();
+  return m;
+}
 
 // The program of `call`: the memo's, else the cache's (held until the next
 // call). MPI_Reduce_scatter's calls bypass the memo: its recvcounts are the
