@@ -289,6 +289,36 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
   });
 }
 
+}  // extern "C"
+
+struct gencoll_program_hold {
+  std::shared_ptr<const CachedSchedule> schedule;
+  gencoll_program view{};
+  std::vector<std::uint32_t> work;
+};
+
+extern "C" {
+
+int gencoll_mpich_program_hold(const gencoll_call* call, gencoll_program_hold** hold, const gencoll_program** program,
+                               uint32_t** work, char* err, size_t errlen) {
+  *hold = nullptr;
+  return guarded(err, errlen, [&] {
+    if (call->counts != nullptr) throw std::invalid_argument("a held program cannot keep recvcounts");
+    auto h = std::make_unique<gencoll_program_hold>();
+    // Through the thread's cache: a communicator that asks again after
+    // another call shape in between rebuilds nothing.
+    h->schedule = checked_schedule(call, schedules().recent);
+    h->view = c_view(h->schedule->program);
+    h->work.resize(std::max<std::size_t>(2 * h->schedule->program.ops.size(), 1));
+    *program = &h->view;
+    *work = h->work.data();
+    *hold = h.release();
+    return 0;
+  });
+}
+
+void gencoll_mpich_program_release(gencoll_program_hold* hold) { delete hold; }
+
 int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char* err, size_t errlen) {
   return guarded(err, errlen, [&] {
     ThreadSchedules& ts = schedules();

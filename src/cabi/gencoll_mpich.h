@@ -136,6 +136,18 @@ struct gencoll_program {
 int gencoll_mpich_program(const struct gencoll_call *call, const struct gencoll_program **program,
                           uint32_t ** work, char *err, size_t errlen);
 
+/* The program of one call as a reference of the caller's own, with room for
+ * the runner's counters, valid until gencoll_mpich_program_release: for a
+ * glue that keeps a communicator's last call and runs it again without
+ * asking (a loop of one call shape then costs no lookup at all). Not for
+ * calls with recvcounts. Returns 0, or GENCOLL_MPICH_EINTERNAL with a message
+ * in `err` and *hold NULL. */
+struct gencoll_program_hold;
+int gencoll_mpich_program_hold(const struct gencoll_call *call, struct gencoll_program_hold **hold,
+                               const struct gencoll_program **program, uint32_t ** work, char *err,
+                               size_t errlen);
+void gencoll_mpich_program_release(struct gencoll_program_hold *hold);
+
 /* Runs one collective call. Returns MPI_SUCCESS, a callback's error code, or
  * GENCOLL_MPICH_EINTERNAL with a message in `err` (bad parameters, no memory). */
 #define GENCOLL_MPICH_EINTERNAL (-1)

@@ -63,6 +63,18 @@ typedef struct mca_coll_gencoll_module_t {
      * measured at the first call the file decides (every rank reaches it). */
     int layout_known;
     int node_size, node_count, node_consecutive, node_block;
+    /* Per collective, the last call served and its program: a loop of one
+     * call shape (the common case) skips the decision and the lookup. */
+    struct mca_coll_gencoll_last {
+        struct gencoll_program_hold *hold;      /* NULL: nothing kept */
+        const struct gencoll_program *program;
+        uint32_t *work;
+        /* What the decision and the program depend on besides the
+         * communicator: the call, and the parameters MPI_T may change. */
+        int count, root, inplace, commutative, intrinsic, param_alg, param_k;
+        size_t type_size;
+        int alg, k, node_size;                  /* the decision */
+    } last[GENCOLL_OMPI_COLLS];
 } mca_coll_gencoll_module_t;
 
 OBJ_CLASS_DECLARATION(mca_coll_gencoll_module_t);

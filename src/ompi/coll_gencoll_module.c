@@ -29,6 +29,7 @@ static void module_construct(mca_coll_gencoll_module_t *m)
     m->prev_reduce_scatter_block_module = m->prev_reduce_scatter_module = NULL;
     m->super.coll_module_enable = gencoll_module_enable;
     m->layout_known = 0;
+    memset(m->last, 0, sizeof(m->last));
     /* A collective is served where a parameter names an algorithm or a file
      * may; the rest never reach this module. */
     const int *alg = mca_coll_gencoll_component.algorithm;
@@ -44,6 +45,7 @@ static void module_construct(mca_coll_gencoll_module_t *m)
 
 static void module_destruct(mca_coll_gencoll_module_t *m)
 {
+    for (int i = 0; i < GENCOLL_OMPI_COLLS; i++) gencoll_mpich_program_release(m->last[i].hold);
     if (m->prev_allgather_module) OBJ_RELEASE(m->prev_allgather_module);
     if (m->prev_allreduce_module) OBJ_RELEASE(m->prev_allreduce_module);
     if (m->prev_bcast_module) OBJ_RELEASE(m->prev_bcast_module);
@@ -209,8 +211,9 @@ static int gencoll_run_post(struct ctx *c, const struct gencoll_op *o, uint32_t 
 
 /* Waits as Open MPI's own blocking algorithms do (ompi_request_wait_completion
  * without threads): progress until a request completes; opal_progress yields
- * the core where mpi_yield_when_idle says so. */
-static int gencoll_run_wait(struct ctx *c, uint32_t *ops, size_t cap, size_t *n)
+ * the core where mpi_yield_when_idle says so. Not inlined: a profile then
+ * tells waiting from the runner's own work (benchmarks/call_cost.sh). */
+__attribute__((noinline)) static int gencoll_run_wait(struct ctx *c, uint32_t *ops, size_t cap, size_t *n)
 {
     *n = 0;
     for (;;) {
@@ -289,10 +292,9 @@ static int injected(struct gencoll_fault *f, struct ompi_communicator_t *comm)
 
 /* ---- one call ------------------------------------------------------------ */
 
-/* counts: MPI_Reduce_scatter's recvcounts as the core reads them, else NULL. */
-static int run(int coll, int alg, int k, int node_size, const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype,
-               void *recvbuf, int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root,
-               struct ompi_communicator_t *comm, const uint64_t *counts)
+/* The call as the core reads it; counts: MPI_Reduce_scatter's recvcounts, else NULL. */
+static struct gencoll_call call_of(int coll, int alg, int k, int node_size, int count, struct ompi_op_t *op, int root,
+                                   struct ompi_communicator_t *comm, const uint64_t *counts)
 {
     struct gencoll_call call = {
         .coll = coll, .alg = alg, .k = k,
@@ -300,26 +302,31 @@ static int run(int coll, int alg, int k, int node_size, const void *sendbuf, int
         .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count, .counts = counts,
         .node_size = node_size,
     };
-    if (mca_coll_gencoll_component.verbose && call.rank == 0) {
+    return call;
+}
+
+static int no_program(int coll, int alg, const char *err)
+{
+    fprintf(stderr, "gencoll: %s %s: %s\n", gencoll_mpich_collective_name(coll), gencoll_mpich_algorithm_name(alg), err);
+    return OMPI_ERR_BAD_PARAM;
+}
+
+/* Runs the program of one call. */
+static int run(int coll, int alg, int k, int node_size, const struct gencoll_program *program, uint32_t *work,
+               const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype, void *recvbuf, int count,
+               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root, struct ompi_communicator_t *comm)
+{
+    const int p = ompi_comm_size(comm);
+    if (mca_coll_gencoll_component.verbose && ompi_comm_rank(comm) == 0) {
         size_t size = 0;
         ompi_datatype_type_size(dtype, &size);
         /* Under smp, k is the leaders' algorithm's among the nodes. */
-        const int nodes = node_size > 0 ? (call.p + node_size - 1) / node_size : call.p;
+        const int nodes = node_size > 0 ? (p + node_size - 1) / node_size : p;
         fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=%s%s k=%d\n",
-                gencoll_mpich_collective_name(coll), count, (unsigned long long) count * size, call.p, root,
+                gencoll_mpich_collective_name(coll), count, (unsigned long long) count * size, p, root,
                 node_size > 0 ? "smp+" : "", gencoll_mpich_algorithm_name(alg),
-                gencoll_mpich_effective_radix(alg, nodes, call.k));
+                gencoll_mpich_effective_radix(alg, nodes, k));
         fflush(stderr);
-    }
-
-    const struct gencoll_program *program = NULL;
-    uint32_t *work = NULL;
-    char err[256];
-    err[0] = '\0';
-    if (gencoll_mpich_program(&call, &program, &work, err, sizeof(err)) != 0) {
-        fprintf(stderr, "gencoll: %s %s: %s\n", gencoll_mpich_collective_name(coll),
-                gencoll_mpich_algorithm_name(alg), err);
-        return OMPI_ERR_BAD_PARAM;
     }
 
     struct ctx c;
@@ -336,7 +343,7 @@ static int run(int coll, int alg, int k, int node_size, const void *sendbuf, int
     /* No schedule sends more than 4p + 64 messages to one peer; every rank
      * reserves the same range, from the counter Open MPI's nonblocking
      * collectives draw from, so no other collective's message can match. */
-    c.tags = 4 * call.p + 64;
+    c.tags = 4 * p + 64;
     c.tag_base = ompi_coll_base_nbc_reserve_tags(comm, c.tags);
     c.active = c.active_inline;
     c.nactive = 0;
@@ -447,14 +454,66 @@ static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicat
     return 1;
 }
 
+/* The decision and the program of a call: the communicator's last call of
+ * the collective where this one matches it, else decided and looked up anew
+ * and kept. NULL: the layer below serves the call, or *rc says what failed. */
+static struct mca_coll_gencoll_last *served(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicator_t *comm,
+                                           int count, struct ompi_datatype_t *dtype, struct ompi_op_t *op,
+                                           int inplace, int root, int *rc)
+{
+    struct mca_coll_gencoll_last *l = &m->last[coll];
+    size_t size = 0;
+    ompi_datatype_type_size(dtype, &size);
+    const int commutative = op == NULL || ompi_op_is_commute(op), intrinsic = op == NULL || ompi_op_is_intrinsic(op);
+    const int param_alg = mca_coll_gencoll_component.algorithm[coll];
+    *rc = OMPI_SUCCESS;
+    if (l->hold != NULL && l->count == count && l->type_size == size && l->root == root && l->inplace == inplace &&
+        l->commutative == commutative && l->intrinsic == intrinsic && l->param_alg == param_alg &&
+        l->param_k == mca_coll_gencoll_component.kval[coll][l->alg])
+        return l;
+    int alg, k, ns;
+    if (!decide(m, coll, comm, count, dtype, op, inplace, root, &alg, &k, &ns)) return NULL;
+    const struct gencoll_call call = call_of(coll, alg, k, ns, count, op, root, comm, NULL);
+    struct gencoll_program_hold *hold = NULL;
+    const struct gencoll_program *program = NULL;
+    uint32_t *work = NULL;
+    char err[256];
+    err[0] = '\0';
+    if (gencoll_mpich_program_hold(&call, &hold, &program, &work, err, sizeof(err)) != 0) {
+        *rc = no_program(coll, alg, err);
+        return NULL;
+    }
+    gencoll_mpich_program_release(l->hold);
+    l->hold = hold;
+    l->program = program;
+    l->work = work;
+    l->count = count;
+    l->root = root;
+    l->inplace = inplace;
+    l->commutative = commutative;
+    l->intrinsic = intrinsic;
+    l->param_alg = param_alg;
+    l->param_k = mca_coll_gencoll_component.kval[coll][alg];
+    l->type_size = size;
+    l->alg = alg;
+    l->k = k;
+    l->node_size = ns;
+    return l;
+}
+
+#define RUN(coll, l, ...) run(coll, (l)->alg, (l)->k, (l)->node_size, (l)->program, (l)->work, __VA_ARGS__)
+
 int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                                int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
                                mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k, ns;
-    if (!decide(m, GENCOLL_ALLGATHER, comm, rcount, rdtype, NULL, sbuf == MPI_IN_PLACE, 0, &alg, &k, &ns))
-        return m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm, m->prev_allgather_module);
+    int rc;
+    struct mca_coll_gencoll_last *l = served(m, GENCOLL_ALLGATHER, comm, rcount, rdtype, NULL, sbuf == MPI_IN_PLACE, 0, &rc);
+    if (l == NULL)
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
+                                                      m->prev_allgather_module);
     if (sbuf == MPI_IN_PLACE) {
         ptrdiff_t lb = 0, extent = 0;
         ompi_datatype_get_extent(rdtype, &lb, &extent);
@@ -462,7 +521,7 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
         scount = rcount;
         sdtype = rdtype;
     }
-    return run(GENCOLL_ALLGATHER, alg, k, ns, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm, NULL);
+    return RUN(GENCOLL_ALLGATHER, l, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm);
 }
 
 int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -470,21 +529,23 @@ int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct o
                                mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k, ns;
-    if (!decide(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k, &ns))
-        return m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
-    return run(GENCOLL_ALLREDUCE, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
-               0, comm, NULL);
+    int rc;
+    struct mca_coll_gencoll_last *l = served(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, 0, &rc);
+    if (l == NULL)
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
+    return RUN(GENCOLL_ALLREDUCE, l, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, 0, comm);
 }
 
 int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k, ns;
-    if (!decide(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &alg, &k, &ns))
-        return m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
-    return run(GENCOLL_BCAST, alg, k, ns, buff, count, datatype, buff, count, datatype, NULL, root, comm, NULL);
+    int rc;
+    struct mca_coll_gencoll_last *l = served(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &rc);
+    if (l == NULL)
+        return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
+    return RUN(GENCOLL_BCAST, l, buff, count, datatype, buff, count, datatype, NULL, root, comm);
 }
 
 int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -492,12 +553,13 @@ int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi
                             mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k, ns;
-    if (!decide(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, root, &alg, &k, &ns))
-        return m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
+    int rc;
+    struct mca_coll_gencoll_last *l = served(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, root, &rc);
+    if (l == NULL)
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
     /* MPI_IN_PLACE is the root's alone; elsewhere recvbuf is never written. */
-    return run(GENCOLL_REDUCE, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op,
-               root, comm, NULL);
+    return RUN(GENCOLL_REDUCE, l, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, root, comm);
 }
 
 int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
@@ -505,14 +567,17 @@ int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                                           mca_coll_base_module_t *module)
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
-    int alg, k, ns;
-    if (!decide(m, GENCOLL_REDUCE_SCATTER_BLOCK, comm, rcount, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg, &k, &ns))
-        return m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
-                                            m->prev_reduce_scatter_block_module);
+    int rc;
+    struct mca_coll_gencoll_last *l =
+        served(m, GENCOLL_REDUCE_SCATTER_BLOCK, comm, rcount, dtype, op, sbuf == MPI_IN_PLACE, 0, &rc);
+    if (l == NULL)
+        return rc != OMPI_SUCCESS ? rc
+                                  : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
+                                                                 m->prev_reduce_scatter_block_module);
     /* In place, rbuf holds all p blocks. The send count matters only where
      * the send type differs from the type, never for a reduction. */
-    return run(GENCOLL_REDUCE_SCATTER_BLOCK, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcount, dtype, rbuf, rcount,
-               dtype, op, 0, comm, NULL);
+    return RUN(GENCOLL_REDUCE_SCATTER_BLOCK, l, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcount, dtype, rbuf, rcount, dtype,
+               op, 0, comm);
 }
 
 int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
@@ -532,9 +597,19 @@ int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
         return m->prev_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, m->prev_reduce_scatter_module);
     if (p > INLINE_REQUESTS && !(counts = malloc((size_t) p * sizeof(*counts)))) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < p; i++) counts[i] = (uint64_t) rcounts[i];
-    /* count: the vector, as the verbose line reports it; the core reads counts. */
-    int rc = run(GENCOLL_REDUCE_SCATTER, alg, k, ns, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcounts[ompi_comm_rank(comm)],
-                 dtype, rbuf, total > INT32_MAX ? INT32_MAX : (int) total, dtype, op, 0, comm, counts);
+    /* count: the vector, as the verbose line reports it; the core reads counts.
+     * Not kept as the other collectives' last calls are: the key would be p
+     * counts. */
+    const int vector = total > INT32_MAX ? INT32_MAX : (int) total;
+    const struct gencoll_call call = call_of(GENCOLL_REDUCE_SCATTER, alg, k, ns, vector, op, 0, comm, counts);
+    const struct gencoll_program *program = NULL;
+    uint32_t *work = NULL;
+    char err[256];
+    err[0] = '\0';
+    int rc = gencoll_mpich_program(&call, &program, &work, err, sizeof(err)) != 0
+                 ? no_program(GENCOLL_REDUCE_SCATTER, alg, err)
+                 : run(GENCOLL_REDUCE_SCATTER, alg, k, ns, program, work, sbuf == MPI_IN_PLACE ? rbuf : sbuf,
+                       rcounts[ompi_comm_rank(comm)], dtype, rbuf, vector, dtype, op, 0, comm);
     if (counts != counts_inline) free(counts);
     return rc;
 }

@@ -533,3 +533,45 @@ TEST_CASE("the C ABI hands out each call's own program through its memo", "[exec
     CHECK(work != nullptr);
   }
 }
+
+// A held program is the caller's until released: calls of other shapes (more
+// than the thread's memo and cache keep) leave it as it was.
+TEST_CASE("the C ABI's held programs outlive the thread's memo", "[executor][mpich]") {
+  const gencoll_call held_call{GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 6, 3, 0, 1, 12, nullptr, 0};
+  gencoll_program_hold* hold = nullptr;
+  const gencoll_program* program = nullptr;
+  uint32_t* work = nullptr;
+  char err[128] = "";
+  REQUIRE(gencoll_mpich_program_hold(&held_call, &hold, &program, &work, err, sizeof err) == 0);
+  REQUIRE(hold != nullptr);
+  REQUIRE(work != nullptr);
+  const gencoll_program before = *program;
+  const std::vector<gencoll_op> ops(program->ops, program->ops + program->nops);
+  for (int count = 1; count <= 40; ++count) {  // evicts it from the memo (4) and the cache (32)
+    const gencoll_call other{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 5, 1, 0, 1, static_cast<std::uint64_t>(count), nullptr, 0};
+    const gencoll_program* q = nullptr;
+    uint32_t* w = nullptr;
+    REQUIRE(gencoll_mpich_program(&other, &q, &w, err, sizeof err) == 0);
+  }
+  CHECK(program->nops == before.nops);
+  CHECK(program->ops == before.ops);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    INFO("op " << i);
+    CHECK(std::memcmp(&program->ops[i], &ops[i], sizeof(gencoll_op)) == 0);
+  }
+  work[2 * program->nops - 1] = 1;  // its counters are its own, as many as the runner needs
+  gencoll_mpich_program_release(hold);
+  gencoll_mpich_program_release(nullptr);
+
+  // recvcounts are the caller's to keep: refused, with a message.
+  const std::vector<std::uint64_t> counts{1, 2, 3};
+  const gencoll_call rs{GENCOLL_REDUCE_SCATTER, GENCOLL_KNOMIAL, 2, 3, 1, 0, 1, 6, counts.data(), 0};
+  hold = reinterpret_cast<gencoll_program_hold*>(&hold);
+  CHECK(gencoll_mpich_program_hold(&rs, &hold, &program, &work, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
+  CHECK(hold == nullptr);
+  CHECK(std::string(err).find("recvcounts") != std::string::npos);
+  // A bad call's message, as gencoll_mpich_program's.
+  const gencoll_call bad{GENCOLL_ALLREDUCE, 9999, 2, 4, 0, 0, 1, 8, nullptr, 0};
+  CHECK(gencoll_mpich_program_hold(&bad, &hold, &program, &work, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
+  CHECK(hold == nullptr);
+}

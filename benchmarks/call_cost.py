@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Instructions per collective call, from callgrind profiles of rank 0
+(benchmarks/call_cost.sh). Timing a 0.4 us call on a shared 2-core VM varies
+2x run to run; the instructions a call executes do not, so this table says
+where a fixed cost goes and whether a change removed it.
+
+usage: call_cost.py [--top N] PROFILE...   (callgrind.out files, one per
+configuration, each collected with --toggle-collect=PMPI_<Coll>)
+
+For each profile: instructions per call (PMPI_<Coll> inclusive / its calls),
+then the functions with the largest self cost per call, grouped by where they
+live (the collective layer, the point-to-point transport, the rest)."""
+import re
+import subprocess
+import sys
+
+# Self cost by function name: what belongs to the collective layer (the
+# selection, the algorithm, the schedule runner), what to the point-to-point
+# layer and progress engine both configurations share.
+COLLECTIVE = re.compile(r"gencoll|Gencoll|MPIR_(Allgather|Allreduce|Bcast|Reduce)|ompi_coll_|mca_coll_|"
+                        r"coll_gencoll|^run$|^decide$|same_call|memo_entry|MPII_|MPIR_Csel|MPIC_")
+# Waiting: the wait loops and the progress engines they spin (rank 0 runs
+# under callgrind, so little of it is polling; most is receiving).
+WAIT = re.compile(r"[Ww]ait|[Pp]rogress")
+
+
+def annotate(path, *opts):
+    return subprocess.run(["callgrind_annotate", *opts, path], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def parse(path, top):
+    # Calls of the profiled entry point: the toggle collects inside it only,
+    # so its callers' lines carry the count.
+    tree = annotate(path, "--tree=caller")
+    entry = None
+    calls = 0
+    for line in tree.splitlines():
+        m = re.search(r"\*\s+\S*:(PMPI_\w+) \[", line)
+        if m:
+            entry = m.group(1)
+            break
+    # The caller lines sit just above the '*' line of the entry.
+    lines = tree.splitlines()
+    for i, line in enumerate(lines):
+        if entry and re.search(r"\*\s+\S*:%s \[" % entry, line):
+            j = i - 1
+            while j >= 0 and "<" in lines[j]:
+                m = re.search(r"\((\d[\d,]*)x\)", lines[j])
+                if m:
+                    calls += int(m.group(1).replace(",", ""))
+                j -= 1
+            break
+    if not entry or calls == 0:
+        raise SystemExit(f"call_cost.py: {path}: no calls of a PMPI_ entry point (collected with --toggle-collect?)")
+    flat = annotate(path)
+    total = 0
+    selfs = []
+    section = False
+    for line in flat.splitlines():
+        if "PROGRAM TOTALS" in line:
+            total = int(line.split()[0].replace(",", ""))
+        if line.startswith("Ir") and "file:function" in line:
+            section = True
+            continue
+        if section:
+            if line.startswith("-- "):
+                break
+            m = re.match(r"\s*([\d,]+)\s+\([^)]*\)\s+(\S+)", line)
+            if m:
+                name = m.group(2).split(":", 1)[-1]
+                selfs.append((int(m.group(1).replace(",", "")) / calls, name))
+    wait = sum(c for c, n in selfs if WAIT.search(n))
+    coll = sum(c for c, n in selfs if COLLECTIVE.search(n) and not WAIT.search(n))
+    return entry, calls, total / calls, coll, wait, selfs[:top]
+
+
+def main(argv):
+    top = 12
+    if argv[:1] == ["--top"]:
+        top, argv = int(argv[1]), argv[2:]
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv else 1
+    rows = []
+    for path in argv:
+        entry, calls, per_call, coll, wait, selfs = parse(path, top)
+        rows.append((path, entry, per_call, coll, wait))
+        print(f"## {path}: {entry}, {calls} calls, {per_call:.0f} instructions per call "
+              f"({coll:.0f} in the collective layer, {wait:.0f} waiting)")
+        for cost, name in selfs:
+            group = "wait " if WAIT.search(name) else "coll " if COLLECTIVE.search(name) else "     "
+            print(f"  {cost:8.1f}  {group}{name}")
+        print()
+    print("| entry | profile | instructions / call | collective layer | waiting | transport and the rest |")
+    print("|---|---|---|---|---|---|")
+    for path, entry, per_call, coll, wait in rows:
+        name = path.rsplit("/", 1)[-1].removeprefix("callgrind.")
+        print(f"| {entry} | {name} | {per_call:.0f} | {coll:.0f} | {wait:.0f} | {per_call - coll - wait:.0f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

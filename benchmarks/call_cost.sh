@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Where a small collective's fixed cost goes (issue 19): instructions per call,
+# gencoll at the fixed radix against the MPI's own algorithm of the same
+# schedule, counted by callgrind on rank 0 while rank 1 runs at full speed
+# (so rank 0 finds its messages waiting and counts little polling). Counts do
+# not vary run to run as a 0.4 us time does on a shared VM; what they leave
+# out (caches, branch misses) the timings of fixed_radix.sh keep.
+#   --mpi mpich    (default) through the MPICH module (BUILD/mpich-prefix)
+#   --mpi openmpi  through the Open MPI coll component (BUILD/ompi-component)
+#   --size BYTES   message size (default 8)
+#
+# usage: benchmarks/call_cost.sh OUT_DIR [--build BUILD_DIR] [--mpi mpich|openmpi] [--size BYTES]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+usage="usage: call_cost.sh OUT_DIR [--build BUILD_DIR] [--mpi mpich|openmpi] [--size BYTES]"
+out=${1:?$usage}
+shift
+build=$top/build mpi=mpich size=8
+while [ $# -gt 0 ]; do
+  case $1 in
+    --build) build=${2:?}; shift 2 ;;
+    --mpi) mpi=${2:?}; shift 2 ;;
+    --size) size=${2:?}; shift 2 ;;
+    -h|--help) echo "$usage"; exit 0 ;;
+    *) echo "call_cost.sh: unknown option '$1' ($usage)" >&2; exit 1 ;;
+  esac
+done
+[[ $size =~ ^[1-9][0-9]*$ ]] || { echo "call_cost.sh: --size takes a byte count, not '$size'" >&2; exit 1; }
+command -v valgrind > /dev/null || { echo "call_cost.sh: needs valgrind (scripts/install-deps.sh)" >&2; exit 1; }
+case $mpi in
+  mpich)
+    [ -f "$build/mpich-prefix" ] || { echo "call_cost.sh: no $build/mpich-prefix (run scripts/build-mpich.sh)" >&2; exit 1; }
+    prefix=$(cat "$build/mpich-prefix")
+    launch=("$prefix/bin/mpiexec" -bind-to core -genv LD_LIBRARY_PATH "$prefix/lib")
+    bench=$build/benchmarks/gencoll-bench.mpich
+    own=mpich ar_rd=recursive_doubling ;;
+  openmpi)
+    [ -f "$build/ompi-component/component-path" ] ||
+      { echo "call_cost.sh: no $build/ompi-component (configure found no Open MPI coll headers)" >&2; exit 1; }
+    launch=(mpiexec.openmpi --allow-run-as-root --bind-to core --mca btl self,vader
+            --mca mca_base_component_path "$(cat "$build/ompi-component/component-path")"
+            --mca coll_tuned_use_dynamic_rules 1)
+    bench=$build/benchmarks/gencoll-bench.openmpi
+    own=ompi ar_rd=recursive_doubling ;;
+  *) echo "call_cost.sh: --mpi takes mpich or openmpi, not '$mpi'" >&2; exit 1 ;;
+esac
+mkdir -p "$out"
+profiles=()
+# COLLECTIVE ENTRY CONFIG: one profile of rank 0 (MPMD: rank 1 without valgrind).
+count() {
+  local file=$out/callgrind.$1.${3/:/-}
+  local args=("$bench" --coll "$1" -m "$size:$size" -i 20000 -x 10 --max-time 60 --rounds 1 --sweep "$3")
+  "${launch[@]}" -n 1 valgrind --tool=callgrind --toggle-collect="$2" --callgrind-out-file="$file" "${args[@]}" \
+    : -n 1 "${args[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
+    { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }
+  profiles+=("$file")
+}
+count allgather PMPI_Allgather recursive_multiplying:2
+count allgather PMPI_Allgather "$own:recursive_doubling"
+count allgather PMPI_Allgather kring:2
+count allgather PMPI_Allgather "$own:ring"
+count allreduce PMPI_Allreduce recursive_multiplying:2
+count allreduce PMPI_Allreduce "$own:$ar_rd"
+count bcast PMPI_Bcast knomial:2
+count bcast PMPI_Bcast "$own:binomial"
+count reduce PMPI_Reduce knomial:2
+count reduce PMPI_Reduce "$own:binomial"
+python3 "$top/benchmarks/call_cost.py" "${profiles[@]}" | tee "$out/call_cost.md"
