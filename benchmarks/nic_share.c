@@ -19,8 +19,17 @@
  *         any slowdown is shared hardware: on a machine with fewer cores
  *         than ranks, the CPU (a rank's TCP stream moves while it runs).
  *
+ * behind: rank A1 sends one message of BYTES to B1 (the flow) while A2 and
+ *         B2 ping-pong SMALL bytes, up to REPS round trips; printed: the median
+ *         round trip alone and while the flow runs. With A1, A2 on one host
+ *         and B1, B2 on another it measures how long a message waits behind
+ *         another rank's flow between the same two hosts: the queue a NIC
+ *         (or a switch port) holds ahead of it, which the simulator's NIC
+ *         sharing (a message's bytes interleaved with the others') leaves out.
+ *
  * usage: nic_share out|in BYTES REPS A B1 [B2 ...]
- *        nic_share pairs BYTES REPS NPAIRS [spin] */
+ *        nic_share pairs BYTES REPS NPAIRS [spin]
+ *        nic_share behind BYTES SMALL REPS A1 B1 A2 B2 */
 #include <unistd.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -103,19 +112,104 @@ static int pairs_main(int argc, char **argv, int rank, int size) {
   return 0;
 }
 
+/* A2's round trips with B2 (B2 echoes), until `reps` or, with `flow`, until
+ * A1 says its message left; returns A2's median round trip (0 elsewhere) and
+ * the round trips made in *made. */
+static double ping(long small, int reps, int a2, int b2, int a1, int flow, char *buf, int rank, int *made) {
+  double *t = calloc((size_t)reps, sizeof(double));
+  if (!t) MPI_Abort(MPI_COMM_WORLD, 1);
+  int n = 0, stop = 0, done = 0;
+  MPI_Request flag = MPI_REQUEST_NULL;
+  if (rank == a2 && flow) MPI_Irecv(&done, 1, MPI_INT, a1, 4, MPI_COMM_WORLD, &flag);
+  if (rank == a2) {
+    while (n < reps && !stop) {
+      const double t0 = MPI_Wtime();
+      MPI_Send(buf, (int)small, MPI_BYTE, b2, 3, MPI_COMM_WORLD);
+      MPI_Recv(buf, (int)small, MPI_BYTE, b2, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      t[n++] = MPI_Wtime() - t0;
+      if (flow) MPI_Test(&flag, &stop, MPI_STATUS_IGNORE);
+    }
+    if (flag != MPI_REQUEST_NULL) MPI_Wait(&flag, MPI_STATUS_IGNORE);
+    int end = -1;  /* tells B2 the round trips are over */
+    MPI_Send(&end, 1, MPI_INT, b2, 5, MPI_COMM_WORLD);
+  } else if (rank == b2) {
+    for (;;) {
+      MPI_Status st;
+      MPI_Probe(a2, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+      if (st.MPI_TAG == 5) {
+        int end;
+        MPI_Recv(&end, 1, MPI_INT, a2, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        break;
+      }
+      MPI_Recv(buf, (int)small, MPI_BYTE, a2, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, (int)small, MPI_BYTE, a2, 3, MPI_COMM_WORLD);
+    }
+  }
+  *made = n;
+  const double m = n > 0 ? median(t, n) : 0;
+  free(t);
+  return m;
+}
+
+static int behind_main(int argc, char **argv, int rank, int size) {
+  const long bytes = argc > 2 ? atol(argv[2]) : 0, small = argc > 3 ? atol(argv[3]) : 0;
+  const int reps = argc > 4 ? atoi(argv[4]) : 0;
+  int r[4] = {-1, -1, -1, -1};  /* A1 B1 A2 B2 */
+  for (int i = 0; i < 4 && 5 + i < argc; ++i) r[i] = atoi(argv[5 + i]);
+  int bad = argc != 9 || bytes <= 0 || bytes > (1L << 30) || small <= 0 || small > bytes || reps < 1;
+  for (int i = 0; i < 4; ++i) {
+    bad |= r[i] < 0 || r[i] >= size;
+    for (int j = 0; j < i; ++j) bad |= r[i] == r[j];
+  }
+  if (bad) {
+    if (rank == 0)
+      fprintf(stderr, "usage: nic_share behind BYTES SMALL REPS A1 B1 A2 B2 (four different ranks below %d, "
+                      "1 <= SMALL <= BYTES <= 2^30, REPS >= 1)\n", size);
+    return 2;
+  }
+  char *buf = calloc(1, (size_t)bytes);
+  if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
+  int made_alone = 0, made = 0;
+  MPI_Barrier(MPI_COMM_WORLD);
+  const double alone = ping(small, reps, r[2], r[3], r[0], 0, buf, rank, &made_alone);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double flow_time = 0;
+  if (rank == r[0]) {
+    const double t0 = MPI_Wtime();
+    MPI_Send(buf, (int)bytes, MPI_BYTE, r[1], 6, MPI_COMM_WORLD);
+    flow_time = MPI_Wtime() - t0;
+    int done = 1;
+    MPI_Send(&done, 1, MPI_INT, r[2], 4, MPI_COMM_WORLD);
+  } else if (rank == r[1]) {
+    MPI_Recv(buf, (int)bytes, MPI_BYTE, r[0], 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  }
+  const double during = ping(small, reps, r[2], r[3], r[0], 1, buf, rank, &made);
+  /* Rank 0 prints what A1 and A2 measured. */
+  double got[5] = {alone, during, (double)made, flow_time, (double)made_alone}, all[5];
+  MPI_Allreduce(got, all, 5, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0)
+    printf("# nic_share behind: a flow of %ld B from rank %d to %d (%.1f us), round trips of %ld B between %d and %d\n"
+           "alone: %.1f us (median of %.0f)\nduring the flow: %.1f us (median of %.0f), %.2f x alone\n",
+           bytes, r[0], r[1], all[3] * 1e6, small, r[2], r[3], all[0] * 1e6, all[4], all[1] * 1e6, all[2],
+           all[0] > 0 ? all[1] / all[0] : 0);
+  free(buf);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc > 1 && !strcmp(argv[1], "pairs")) {
-    const int rc = pairs_main(argc, argv, rank, size);
+  if (argc > 1 && (!strcmp(argv[1], "pairs") || !strcmp(argv[1], "behind"))) {
+    const int rc = !strcmp(argv[1], "pairs") ? pairs_main(argc, argv, rank, size) : behind_main(argc, argv, rank, size);
     MPI_Finalize();
     return rc;
   }
   if (argc < 6 || (strcmp(argv[1], "out") && strcmp(argv[1], "in")) || argc - 5 > 64) {
     if (rank == 0)
-      fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64] | pairs BYTES REPS NPAIRS [spin]\n");
+      fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64] | pairs BYTES REPS NPAIRS [spin] | "
+                      "behind BYTES SMALL REPS A1 B1 A2 B2\n");
     MPI_Finalize();
     return 2;
   }
