@@ -7,9 +7,9 @@
 #                  (scripts/build-mpich.sh; without --progress-yield for bound ranks)
 #   --mpi openmpi  through the Open MPI coll component (BUILD/ompi-component)
 #                  against coll/tuned's algorithms
-#   --emulate N    (MPICH) one rank on each of N emulated hosts
-#                  (scripts/cluster.sh, root), NICs at --rate (default 1gbit):
-#                  where the network decides
+#   --emulate N    one rank on each of N emulated hosts (scripts/cluster.sh,
+#                  root), NICs at --rate (default 1gbit): where the network
+#                  decides (Open MPI through its TCP BTL)
 #
 # usage: benchmarks/fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi]
 #                                  [--emulate N [--rate R]]
@@ -29,33 +29,36 @@ while [ $# -gt 0 ]; do
     *) echo "fixed_radix.sh: unknown option '$1' ($usage)" >&2; exit 1 ;;
   esac
 done
+binder=()
+if [ -n "$emulate" ]; then
+  [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
+  np=$emulate
+  bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
+  trap 'bash "$top/scripts/cluster.sh" down' EXIT
+  # One rank per host, bound to a core of its own host by the cluster's
+  # binder (the launchers' binding would put every host's rank on core 0).
+  binder=("$(bash "$top/scripts/cluster.sh" binder)")
+fi
 case $mpi in
   mpich)
     [ -f "$build/mpich-prefix" ] || { echo "fixed_radix.sh: no $build/mpich-prefix (run scripts/build-mpich.sh)" >&2; exit 1; }
     prefix=$(cat "$build/mpich-prefix")
-    where=(-bind-to core) binder=()
-    if [ -n "$emulate" ]; then
-      [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
-      np=$emulate
-      bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
-      trap 'bash "$top/scripts/cluster.sh" down' EXIT
-      # One rank per host, bound to a core of its own host by the cluster's
-      # binder (hydra's -bind-to would put every host's rank on core 0).
-      read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args 1)"
-      binder=("$(bash "$top/scripts/cluster.sh" binder)")
-    fi
+    where=(-bind-to core)
+    [ -z "$emulate" ] || read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args 1)"
     launch=("$prefix/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$prefix/lib"
             "${binder[@]}" "$build/benchmarks/gencoll-bench.mpich")
     own=mpich ag_rd=recursive_doubling ag_bruck=brucks ar_rsag=reduce_scatter_allgather red_rsg=reduce_scatter_gather ;;
   openmpi)
-    [ -z "$emulate" ] || { echo "fixed_radix.sh: --emulate runs MPICH only" >&2; exit 1; }
     [ -f "$build/ompi-component/component-path" ] ||
       { echo "fixed_radix.sh: no $build/ompi-component (configure found no Open MPI coll headers)" >&2; exit 1; }
-    # Shared memory between the ranks of this node, as Open MPI picks it;
-    # coll/tuned's algorithms switched with its dynamic rules.
-    launch=(mpiexec.openmpi --allow-run-as-root --bind-to core --mca btl self,vader -n "$np"
+    # Shared memory between the ranks of this node, as Open MPI picks it, or
+    # TCP between emulated hosts; coll/tuned's algorithms switched with its
+    # dynamic rules.
+    where=(--bind-to core --mca btl self,vader)
+    [ -z "$emulate" ] || read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpirun-args 1) --mca btl self,tcp"
+    launch=(mpiexec.openmpi --allow-run-as-root "${where[@]}" -n "$np"
             --mca mca_base_component_path "$(cat "$build/ompi-component/component-path")"
-            --mca coll_tuned_use_dynamic_rules 1 "$build/benchmarks/gencoll-bench.openmpi")
+            --mca coll_tuned_use_dynamic_rules 1 "${binder[@]}" "$build/benchmarks/gencoll-bench.openmpi")
     own=ompi ag_rd=recursive_doubling ag_bruck=bruck ar_rsag=rabenseifner red_rsg=rabenseifner ;;
   *) echo "fixed_radix.sh: --mpi takes mpich or openmpi, not '$mpi'" >&2; exit 1 ;;
 esac
