@@ -316,6 +316,17 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
         fflush(stderr);
     }
 
+    /* One process (MPI_COMM_SELF, a composition's node of one rank): the
+     * result is the caller's own contribution, as MPICH's own algorithms
+     * return it, with no schedule to look up. Injected failures (tests) walk
+     * the runner's steps, so they take the runner. */
+    if (call.p == 1 && gencoll_inject_rank < 0) {
+        if (counts != counts_inline)
+            MPL_free(counts);
+        return sendbuf == recvbuf ? MPI_SUCCESS :
+            MPIR_Localcopy(sendbuf, sendcount, sendtype, recvbuf, count, datatype);
+    }
+
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
     if (gencoll_mpich_program(&call, &program, &work, err, sizeof(err)) != 0) {
