@@ -138,7 +138,7 @@ Schedule generate(const CollParams& prm) {
     throw std::invalid_argument(std::string(to_string(prm.coll)) +
                                 " has no node-aware composition (allreduce, reduce and bcast have)");
   const CollParams c = canonical(prm);
-  if (c.node_size > 0 && reduces(prm.coll) && !prm.commutative)
+  if (c.node_size > 0 && !prm.commutative && needs_commutative(c))
     throw std::invalid_argument(std::string("the node-aware ") + to_string(prm.coll) +
                                 " combines nodes out of rank order: it needs a commutative op");
   if (c.node_size > 0) return smp_composition(c);

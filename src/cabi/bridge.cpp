@@ -392,6 +392,20 @@ gencoll_selection* gencoll_selection_load(const char* path, char* err, size_t er
 
 void gencoll_selection_free(gencoll_selection* s) { delete s; }
 
+void gencoll_node_contribution(int p, int rank, int node_size, int lowest, int highest, int sums[2], int maxes[2]) {
+  const NodeReductions r = node_contribution(p, rank, node_size, lowest, highest);
+  std::copy(r.sums, r.sums + 2, sums);
+  std::copy(r.maxes, r.maxes + 2, maxes);
+}
+
+void gencoll_node_layout(int node_size, const int sums[2], const int maxes[2], gencoll_selection_call* call) {
+  const NodeLayout l = node_layout(node_size, sums, maxes);
+  call->node_size = l.node_size;
+  call->node_count = l.node_count;
+  call->node_consecutive = l.consecutive ? 1 : 0;
+  call->node_block = l.block_size;
+}
+
 int gencoll_selection_choose(const gencoll_selection* s, const gencoll_selection_call* call, int* alg, int* k,
                              int* node_size, const char** leaf) {
   *alg = -1;

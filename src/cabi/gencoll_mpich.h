@@ -203,6 +203,14 @@ struct gencoll_selection_call {
 int gencoll_selection_choose(const struct gencoll_selection *s, const struct gencoll_selection_call *call, int *alg,
                              int *k, int *node_size, const char **leaf);
 
+/* The node layout of gencoll_selection_call, as every binding measures it:
+ * each process contributes `sums` to a SUM and `maxes` to a MAX reduction of
+ * two ints over the communicator (from its node's size and the lowest and
+ * highest rank of the communicator on its node); gencoll_node_layout reads
+ * node_count, node_consecutive and node_block from the results. */
+void gencoll_node_contribution(int p, int rank, int node_size, int lowest, int highest, int sums[2], int maxes[2]);
+void gencoll_node_layout(int node_size, const int sums[2], const int maxes[2], struct gencoll_selection_call *call);
+
 /* The ABI version the library was built with; the glue compares it with
  * GENCOLL_MPICH_ABI_VERSION at MPI_Init. */
 int gencoll_mpich_abi_version(void);

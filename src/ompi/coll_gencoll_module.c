@@ -367,8 +367,8 @@ static int run(int coll, int alg, int k, int node_size, const struct gencoll_pro
 
 /* The node layout as MPICH derives it (node_comm, node_count): a node is
  * the processes Open MPI sees on this rank's node. Every rank reaches the
- * first call a file decides on a communicator together, so the one reduction
- * (Open MPI's own allreduce, the layer below) matches. */
+ * first call a file decides on a communicator together, so the two
+ * reductions (Open MPI's own allreduce, the layer below) match. */
 static int node_layout(mca_coll_gencoll_module_t *m, struct ompi_communicator_t *comm)
 {
     if (m->layout_known) return OMPI_SUCCESS;
@@ -381,18 +381,18 @@ static int node_layout(mca_coll_gencoll_module_t *m, struct ompi_communicator_t 
         if (i < lo) lo = i;
         if (i > hi) hi = i;
     }
-    int mine[2] = {lo == me, hi - lo + 1 != local}, sums[2] = {0, 0}; /* nodes, nodes with a gap */
-    int rc = m->prev_allreduce(mine, sums, 2, MPI_INT, MPI_SUM, comm, m->prev_allreduce_module);
+    int sums[2], maxes[2], all_sums[2], all_maxes[2];
+    gencoll_node_contribution(p, me, local, lo, hi, sums, maxes);
+    int rc = m->prev_allreduce(sums, all_sums, 2, MPI_INT, MPI_SUM, comm, m->prev_allreduce_module);
     if (rc != OMPI_SUCCESS) return rc;
-    m->node_size = local;
-    m->node_count = sums[0];
-    m->node_consecutive = sums[1] == 0;
-    /* Blocks of s consecutive ranks (the last shorter): consecutive, and every
-     * node but the one holding rank p - 1 of the largest size s. */
-    int sizes[2] = {local, hi == p - 1 ? -p : -local}, most[2] = {0, 0};
-    rc = m->prev_allreduce(sizes, most, 2, MPI_INT, MPI_MAX, comm, m->prev_allreduce_module);
+    rc = m->prev_allreduce(maxes, all_maxes, 2, MPI_INT, MPI_MAX, comm, m->prev_allreduce_module);
     if (rc != OMPI_SUCCESS) return rc;
-    m->node_block = m->node_consecutive && (m->node_count == 1 || -most[1] == most[0]) ? most[0] : 0;
+    struct gencoll_selection_call layout;
+    gencoll_node_layout(local, all_sums, all_maxes, &layout);
+    m->node_size = layout.node_size;
+    m->node_count = layout.node_count;
+    m->node_consecutive = layout.node_consecutive;
+    m->node_block = layout.node_block;
     m->layout_known = 1;
     return OMPI_SUCCESS;
 }

@@ -78,34 +78,23 @@ NodeLayout node_layout_of(MPI_Comm comm) {
   check(PMPI_Comm_rank(comm, &rank));
   OwnedComm node;
   check(PMPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node.c));
-  NodeLayout layout;
-  int node_rank = 0;
-  check(PMPI_Comm_size(node.c, &layout.node_size));
-  check(PMPI_Comm_rank(node.c, &node_rank));
-  // The node communicator keeps comm's order (key = rank), so the node's
-  // processes hold consecutive ranks exactly when its first and last are
-  // node_size - 1 apart.
+  int node_size = 0;
+  check(PMPI_Comm_size(node.c, &node_size));
+  // The node communicator keeps comm's order (key = rank): its first and last
+  // processes are the node's lowest and highest ranks of comm.
   OwnedGroup node_group, comm_group;
   check(PMPI_Comm_group(node.c, &node_group.g));
   check(PMPI_Comm_group(comm, &comm_group.g));
-  const int ends[2] = {0, layout.node_size - 1};
+  const int ends[2] = {0, node_size - 1};
   int ranks[2] = {0, 0};
   check(PMPI_Group_translate_ranks(node_group.g, 2, ends, comm_group.g, ranks));
-  const int mine[2] = {node_rank == 0 ? 1 : 0, ranks[1] - ranks[0] + 1 == layout.node_size ? 0 : 1};
-  int sums[2] = {0, 0};  // nodes, nodes with a gap
-  check(PMPI_Allreduce(mine, sums, 2, MPI_INT, MPI_SUM, comm));
-  layout.node_count = sums[0];
-  layout.consecutive = sums[1] == 0;
-  // Blocks of s consecutive ranks (the last shorter): consecutive, every node
-  // but the one holding the last rank of size s, the largest.
   int p = 0;
   check(PMPI_Comm_size(comm, &p));
-  const bool last_node = ranks[1] == p - 1;
-  const int sizes[2] = {layout.node_size, last_node ? -p : -layout.node_size};
-  int most[2] = {0, 0};  // the largest node, minus the smallest but the last
-  check(PMPI_Allreduce(sizes, most, 2, MPI_INT, MPI_MAX, comm));
-  if (layout.consecutive && (layout.node_count == 1 || -most[1] == most[0])) layout.block_size = most[0];
-  return layout;
+  const NodeReductions mine = node_contribution(p, rank, node_size, ranks[0], ranks[1]);
+  NodeReductions all{};
+  check(PMPI_Allreduce(mine.sums, all.sums, 2, MPI_INT, MPI_SUM, comm));
+  check(PMPI_Allreduce(mine.maxes, all.maxes, 2, MPI_INT, MPI_MAX, comm));
+  return node_layout(node_size, all.sums, all.maxes);
 }
 
 // Collectives run on a private duplicate of the caller's communicator so their

@@ -422,6 +422,20 @@ struct FileCloser {
 
 }  // namespace
 
+NodeReductions node_contribution(int p, int rank, int node_size, int lowest, int highest) {
+  return {{lowest == rank ? 1 : 0, highest - lowest + 1 == node_size ? 0 : 1},
+          {node_size, highest == p - 1 ? -p : -node_size}};
+}
+
+NodeLayout node_layout(int node_size, const int sums[2], const int maxes[2]) {
+  NodeLayout l;
+  l.node_size = node_size;
+  l.node_count = sums[0];
+  l.consecutive = sums[1] == 0;
+  if (l.consecutive && (l.node_count == 1 || -maxes[1] == maxes[0])) l.block_size = maxes[0];
+  return l;
+}
+
 SelectionFile::SelectionFile(std::unique_ptr<Node> root, std::uint64_t hash) : root_(std::move(root)), hash_(hash) {}
 SelectionFile::~SelectionFile() = default;
 

@@ -43,6 +43,19 @@ struct NodeLayout {
   int block_size = 0;
 };
 
+// The layout as every binding measures it, from what each process knows of
+// its own node (its size and the lowest and highest rank of the
+// communicator on it) and two reductions over the communicator: the SUM of
+// `sums` (nodes, nodes with a gap) and the MAX of `maxes` (the largest node,
+// minus the smallest but the one holding rank p - 1). Blocks: consecutive,
+// and every node but the last of the largest size.
+struct NodeReductions {
+  int sums[2];
+  int maxes[2];
+};
+NodeReductions node_contribution(int p, int rank, int node_size, int lowest, int highest);
+NodeLayout node_layout(int node_size, const int sums[2], const int maxes[2]);
+
 // Everything a condition can ask about one call, in MPICH's terms.
 struct SelectionCall {
   Collective coll = Collective::allreduce;

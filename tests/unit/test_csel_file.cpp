@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "src/runtime/config.hpp"
 #include "src/runtime/csel_file.hpp"
@@ -499,4 +502,38 @@ TEST_CASE("an smp leaf is MPICH's node-aware composition; node_roots calls get t
   REQUIRE(other.errors.empty());
   CHECK_FALSE(other.file->select(call(Collective::allgather, 8, 1)).smp);
   CHECK(other.file->select(call(Collective::bcast, 8, 1)).smp);
+}
+
+// The layout every binding measures: each process's contribution reduced as
+// the bindings reduce it (SUM, MAX), for placements given as the node of each rank.
+TEST_CASE("the node layout from the bindings' two reductions", "[selection]") {
+  const auto layout = [](const std::vector<int>& node_of) {
+    const int p = static_cast<int>(node_of.size());
+    int sums[2] = {0, 0}, maxes[2] = {INT_MIN, INT_MIN};
+    std::vector<NodeLayout> seen;
+    for (int r = 0; r < p; ++r) {
+      int size = 0, lo = p, hi = -1;
+      for (int q = 0; q < p; ++q)
+        if (node_of[q] == node_of[r]) size++, lo = std::min(lo, q), hi = std::max(hi, q);
+      const NodeReductions c = node_contribution(p, r, size, lo, hi);
+      for (int i = 0; i < 2; ++i) sums[i] += c.sums[i], maxes[i] = std::max(maxes[i], c.maxes[i]);
+    }
+    return node_layout(0, sums, maxes);
+  };
+  const NodeLayout blocks = layout({0, 0, 0, 1, 1, 1, 2, 2});  // 3, 3, 2: the last shorter
+  CHECK(blocks.node_count == 3);
+  CHECK(blocks.consecutive);
+  CHECK(blocks.block_size == 3);
+  const NodeLayout short_first = layout({0, 0, 1, 1, 1, 2, 2, 2});  // 2, 3, 3: not blocks
+  CHECK(short_first.consecutive);
+  CHECK(short_first.block_size == 0);
+  const NodeLayout round_robin = layout({0, 1, 0, 1});
+  CHECK(round_robin.node_count == 2);
+  CHECK_FALSE(round_robin.consecutive);
+  CHECK(round_robin.block_size == 0);
+  CHECK(layout({0, 0, 0, 0, 0}).block_size == 5);  // one node
+  CHECK(layout({0, 1, 2}).block_size == 1);        // one process per node
+  const NodeLayout uneven = layout({0, 0, 1, 2, 2});  // 2, 1, 2
+  CHECK(uneven.node_count == 3);
+  CHECK(uneven.block_size == 0);
 }
