@@ -143,6 +143,13 @@ struct ThreadSchedules {
   std::array<Memo, 4> memo;
   std::size_t next = 0;  // the entry the next miss replaces
   std::size_t last = 0;  // the entry of the last call: a loop of one call shape hits it first
+  std::size_t prev = 0;  // the call's before: a loop alternating two shapes hits it next
+  // Makes entry i the last call's (a no-op when it already is).
+  void touch(std::size_t i) {
+    if (i == last) return;
+    prev = last;
+    last = i;
+  }
   // What gencoll_mpich_program last handed out, valid until the thread's next call.
   std::shared_ptr<const CachedSchedule> held;  // a call the memo does not keep
   gencoll_program view{};
@@ -156,9 +163,11 @@ ThreadSchedules& schedules() {
   return s;
 }
 
+// The count first: the shapes a memo holds at once mostly differ in it (a
+// loop's call and MPICH's barrier's one-byte bcast), so a miss costs one test.
 bool same_call(const gencoll_call& a, const gencoll_call& b) {
-  return a.coll == b.coll && a.alg == b.alg && a.k == b.k && a.p == b.p && a.rank == b.rank &&
-         a.root == b.root && a.commutative == b.commutative && a.count == b.count && a.node_size == b.node_size;
+  return a.count == b.count && a.coll == b.coll && a.alg == b.alg && a.k == b.k && a.p == b.p &&
+         a.rank == b.rank && a.root == b.root && a.commutative == b.commutative && a.node_size == b.node_size;
 }
 
 constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
@@ -215,7 +224,10 @@ namespace {
 // built and the runner's counters grown for it, so a hit does neither).
 ThreadSchedules::Memo& memo_entry(ThreadSchedules& ts, const gencoll_call* call) {
   for (std::size_t i = 0; i < ts.memo.size(); ++i)
-    if (ts.memo[i].schedule && same_call(ts.memo[i].call, *call)) return ts.memo[ts.last = i];
+    if (ts.memo[i].schedule && same_call(ts.memo[i].call, *call)) {
+      ts.touch(i);
+      return ts.memo[i];
+    }
   // The victim is never the last call's entry (the program the glue may be
   // running); the counters grow before the entry is made, so an entry exists
   // only with counters enough for it.
@@ -226,7 +238,7 @@ ThreadSchedules::Memo& memo_entry(ThreadSchedules& ts, const gencoll_call* call)
   m.schedule = std::move(sched);
   m.call = *call;
   m.view = c_view(m.schedule->program);
-  ts.last = ts.next;
+  ts.touch(ts.next);
   ts.next = (ts.next + 1) % ts.memo.size();
   return m;
 }
@@ -267,13 +279,20 @@ extern "C" {
 int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** program, uint32_t** work, char* err,
                           size_t errlen) {
   ThreadSchedules& ts = schedules();
-  // The last call's shape again (an application's loop): its entry, view and
-  // counters as they are, nothing searched, built or grown.
-  const ThreadSchedules::Memo& last = ts.memo[ts.last];
-  if (call->counts == nullptr && last.schedule && same_call(last.call, *call)) {
-    *program = &last.view;
-    *work = ts.work.data();
-    return 0;
+  // The last call's shape again (an application's loop), or the one before
+  // it (a loop of two shapes, such as a benchmark's call and MPICH's barrier's
+  // one-byte bcast): its entry, view and counters as they are, nothing
+  // searched, built or grown.
+  if (call->counts == nullptr) {
+    for (const std::size_t i : {ts.last, ts.prev}) {
+      const ThreadSchedules::Memo& m = ts.memo[i];
+      if (m.schedule && same_call(m.call, *call)) {
+        ts.touch(i);
+        *program = &m.view;
+        *work = ts.work.data();
+        return 0;
+      }
+    }
   }
   return guarded(err, errlen, [&] {
     if (call->counts == nullptr) {
