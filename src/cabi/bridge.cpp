@@ -14,6 +14,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "coll/algorithm_table.hpp"
 #include "coll/algorithms.hpp"
@@ -284,14 +285,18 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
   // one-byte bcast): its entry, view and counters as they are, nothing
   // searched, built or grown.
   if (call->counts == nullptr) {
-    for (const std::size_t i : {ts.last, ts.prev}) {
-      const ThreadSchedules::Memo& m = ts.memo[i];
-      if (m.schedule && same_call(m.call, *call)) {
-        ts.touch(i);
-        *program = &m.view;
-        *work = ts.work.data();
-        return 0;
-      }
+    const ThreadSchedules::Memo& last = ts.memo[ts.last];
+    if (last.schedule && same_call(last.call, *call)) {
+      *program = &last.view;
+      *work = ts.work.data();
+      return 0;
+    }
+    const ThreadSchedules::Memo& prev = ts.memo[ts.prev];
+    if (prev.schedule && same_call(prev.call, *call)) {
+      std::swap(ts.last, ts.prev);
+      *program = &prev.view;
+      *work = ts.work.data();
+      return 0;
     }
   }
   return guarded(err, errlen, [&] {
