@@ -92,3 +92,16 @@ run 70 --mca coll_gencoll_allreduce_algorithm knomial --mca coll_gencoll_allredu
   fail "wide p=70: $(tail -10 "$tmp/wide")"
 grep -q '^wide: p=70 40 cases, 0 failures$' "$tmp/wide" || fail "wide p=70: $(tail -5 "$tmp/wide")"
 echo "wide: 69 messages into one rank at once, k-nomial allreduce and reduce at p = 70"
+
+# 6. Parameters changed through MPI_T between two calls of one shape on one
+#    communicator take effect at the next call (the kept last call's key).
+sw="$builddir/tests/ompi/mpit_switch"
+[ "$sw" -nt "$srcdir/tests/ompi/mpit_switch.c" ] || mpicc.openmpi -O1 -o "$sw" "$srcdir/tests/ompi/mpit_switch.c" ||
+  fail "cannot build mpit_switch with mpicc.openmpi"
+run 4 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allreduce_kring_kval 2 \
+  --mca coll_gencoll_verbose 1 "$sw" > "$tmp/sw" 2>&1 || fail "mpit_switch: $(tail -10 "$tmp/sw")"
+grep -q '^mpit_switch: 3 calls, 0 failures$' "$tmp/sw" || fail "mpit_switch: $(tail -5 "$tmp/sw")"
+got=$(grep '^gencoll: allreduce count=8 ' "$tmp/sw" | sed 's/.*algorithm=//' | tr '\n' ' ')
+[ "$got" = "kring k=2 recursive_multiplying k=2 kring k=3 " ] ||
+  fail "mpit_switch: the calls ran '$got', not 'kring k=2 recursive_multiplying k=2 kring k=3'"
+echo "MPI_T: a parameter changed between two calls of one shape applies to the next"
