@@ -32,25 +32,22 @@ def annotate(path, *opts):
 def parse(path, top):
     # Calls of the profiled entry point: the toggle collects inside it only,
     # so its callers' lines carry the count.
-    tree = annotate(path, "--tree=caller")
+    lines = annotate(path, "--tree=caller").splitlines()
     entry = None
     calls = 0
-    for line in tree.splitlines():
-        m = re.search(r"\*\s+\S*:(PMPI_\w+) \[", line)
-        if m:
-            entry = m.group(1)
-            break
-    # The caller lines sit just above the '*' line of the entry.
-    lines = tree.splitlines()
     for i, line in enumerate(lines):
-        if entry and re.search(r"\*\s+\S*:%s \[" % entry, line):
-            j = i - 1
-            while j >= 0 and "<" in lines[j]:
-                m = re.search(r"\((\d[\d,]*)x\)", lines[j])
-                if m:
-                    calls += int(m.group(1).replace(",", ""))
-                j -= 1
-            break
+        m = re.search(r"\*\s+\S*:(PMPI_\w+) \[", line)
+        if not m:
+            continue
+        entry = m.group(1)
+        # The caller lines sit just above the '*' line of the entry.
+        for caller in reversed(lines[:i]):
+            if "<" not in caller:
+                break
+            n = re.search(r"\((\d[\d,]*)x\)", caller)
+            if n:
+                calls += int(n.group(1).replace(",", ""))
+        break
     if not entry or calls == 0:
         raise SystemExit(f"call_cost.py: {path}: no calls of a PMPI_ entry point (collected with --toggle-collect?)")
     flat = annotate(path)
