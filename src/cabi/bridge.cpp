@@ -293,7 +293,7 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
     }
     const ThreadSchedules::Memo& prev = ts.memo[ts.prev];
     if (prev.schedule && same_call(prev.call, *call)) {
-      std::swap(ts.last, ts.prev);
+      ts.touch(ts.prev);
       *program = &prev.view;
       *work = ts.work.data();
       return 0;
