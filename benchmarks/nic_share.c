@@ -27,9 +27,17 @@
  *         (or a switch port) holds ahead of it, which the simulator's NIC
  *         sharing (a message's bytes interleaved with the others') leaves out.
  *
+ * flows: every listed message S:D (rank S sends BYTES to rank D) at once,
+ *         each rank posting its receives and sends and waiting for all;
+ *         printed: the median of the slowest rank's time, for the first
+ *         message alone and for all. Any pattern of flows between hosts, e.g.
+ *         two ranks of one host exchanging with two of another, or only one way.
+ *         S:D@US: the send is posted US microseconds after the others start.
+ *
  * usage: nic_share out|in BYTES REPS A B1 [B2 ...]
  *        nic_share pairs BYTES REPS NPAIRS [spin]
- *        nic_share behind BYTES SMALL REPS A1 B1 A2 B2 */
+ *        nic_share behind BYTES SMALL REPS A1 B1 A2 B2
+ *        nic_share flows BYTES REPS S:D [S:D ...] */
 #include <unistd.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -196,20 +204,101 @@ static int behind_main(int argc, char **argv, int rank, int size) {
   return 0;
 }
 
+/* Median over `reps` of the slowest rank's time for the first `n` flows at once. */
+static double flows_once(long bytes, int reps, const int *src, const int *dst, const double *after, int n, char *buf,
+                         int rank) {
+  double *t = calloc((size_t)reps, sizeof(double));
+  MPI_Request *req = calloc((size_t)(2 * n), sizeof(MPI_Request));
+  if (!t || !req) MPI_Abort(MPI_COMM_WORLD, 1);
+  for (int r = 0; r < reps; ++r) {
+    int k = 0;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime();
+    for (int i = 0; i < n; ++i)
+      if (dst[i] == rank)
+        MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+    for (int i = 0; i < n; ++i)
+      if (src[i] == rank) {
+        /* A late message waits here, progressing those already posted. */
+        while (MPI_Wtime() - t0 < after[i])
+          for (int q = 0; q < k; ++q) {
+            int flag;
+            MPI_Test(&req[q], &flag, MPI_STATUS_IGNORE);
+          }
+        MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, dst[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+      }
+    for (int i = 0; i < k; ++i) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+    double dt = MPI_Wtime() - t0;
+    MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  }
+  const double m = median(t, reps);
+  free(t);
+  free(req);
+  return m;
+}
+
+static int flows_main(int argc, char **argv, int rank, int size) {
+  const long bytes = argc > 2 ? atol(argv[2]) : 0;
+  const int reps = argc > 3 ? atoi(argv[3]) : 0, n = argc - 4;
+  int *src = calloc((size_t)(n > 0 ? n : 1), sizeof(int)), *dst = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
+  double *after = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
+  if (!src || !dst || !after) MPI_Abort(MPI_COMM_WORLD, 1);
+  int bad = n < 1 || bytes <= 0 || bytes > (1L << 30) || reps < 1;
+  for (int i = 0; i < n && !bad; ++i) {
+    int used = 0;
+    bad |= sscanf(argv[4 + i], "%d:%d%n", &src[i], &dst[i], &used) != 2 || src[i] < 0 || src[i] >= size ||
+           dst[i] < 0 || dst[i] >= size || src[i] == dst[i];
+    if (!bad && argv[4 + i][used] == '@') {
+      char *end = NULL;
+      after[i] = strtod(argv[4 + i] + used + 1, &end) * 1e-6;
+      bad |= *end != '\0' || after[i] < 0;
+    } else {
+      bad |= argv[4 + i][used] != '\0';
+    }
+  }
+  if (bad) {
+    if (rank == 0)
+      fprintf(stderr, "usage: nic_share flows BYTES REPS S:D[@US] [S:D[@US] ...] (ranks below %d, S != D, "
+                      "1 <= BYTES <= 2^30, US: microseconds the send waits)\n", size);
+    free(src);
+    free(dst);
+    free(after);
+    return 2;
+  }
+  char *buf = calloc((size_t)(2 * n), (size_t)bytes);
+  if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
+  const double one = flows_once(bytes, reps, src, dst, after, 1, buf, rank);
+  const double all = flows_once(bytes, reps, src, dst, after, n, buf, rank);
+  if (rank == 0) {
+    printf("# nic_share flows: %ld B per message, %d reps, slowest rank's median\nfirst message alone: %.1f us\n", bytes,
+           reps, one * 1e6);
+    printf("all %d at once:", n);
+    for (int i = 0; i < n; ++i) printf(after[i] > 0 ? " %d:%d@%.0f" : " %d:%d", src[i], dst[i], after[i] * 1e6);
+    printf(": %.1f us, %.2f x one message\n", all * 1e6, all / one);
+  }
+  free(buf);
+  free(src);
+  free(dst);
+  free(after);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  if (argc > 1 && (!strcmp(argv[1], "pairs") || !strcmp(argv[1], "behind"))) {
-    const int rc = !strcmp(argv[1], "pairs") ? pairs_main(argc, argv, rank, size) : behind_main(argc, argv, rank, size);
+  if (argc > 1 && (!strcmp(argv[1], "pairs") || !strcmp(argv[1], "behind") || !strcmp(argv[1], "flows"))) {
+    const int rc = !strcmp(argv[1], "pairs")    ? pairs_main(argc, argv, rank, size)
+                   : !strcmp(argv[1], "behind") ? behind_main(argc, argv, rank, size)
+                                                : flows_main(argc, argv, rank, size);
     MPI_Finalize();
     return rc;
   }
   if (argc < 6 || (strcmp(argv[1], "out") && strcmp(argv[1], "in")) || argc - 5 > 64) {
     if (rank == 0)
       fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64] | pairs BYTES REPS NPAIRS [spin] | "
-                      "behind BYTES SMALL REPS A1 B1 A2 B2\n");
+                      "behind BYTES SMALL REPS A1 B1 A2 B2 | flows BYTES REPS S:D [S:D ...]\n");
     MPI_Finalize();
     return 2;
   }

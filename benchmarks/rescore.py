@@ -12,8 +12,10 @@ A profile written before gencoll-loggp recorded "rendezvous_above" gets it
 from its own source text (the last "protocol switch after N B"), as the
 profiler now writes it.
 
-usage: rescore.py RUN_DIR --out DIR [--build BUILD_DIR]
-Writes DIR/profile.json (as scored), the tuner's files and analyze.py's
+usage: rescore.py RUN_DIR --out DIR [--build BUILD_DIR] [--set PATH=NUMBER ...]
+--set puts a number into the refitted profile before tuning (PATH: dotted keys,
+e.g. contention.exchange_efficiency=0.68): how a model parameter the run's
+profiler did not measure would have scored. Writes DIR/profile.json (as scored), the tuner's files and analyze.py's
 report; prints the report.
 """
 import argparse
@@ -62,7 +64,17 @@ def main():
     ap.add_argument("run")
     ap.add_argument("--out", required=True)
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=NUMBER")
     a = ap.parse_args()
+    settings = []
+    for item in a.set:
+        path, eq, value = item.partition("=")
+        try:
+            settings.append((path.split("."), float(value)))
+        except ValueError:
+            eq = ""
+        if not eq or not path:
+            fail(f"--set {item}: expected PATH=NUMBER, e.g. contention.exchange_efficiency=0.68")
     np_, hosts, per_host, rate = read_machine(a.run)
     tune = os.path.join(a.build, "selection", "gencoll-tune")
     if not os.access(tune, os.X_OK):
@@ -81,6 +93,17 @@ def main():
         if not os.access(loggp, os.X_OK):
             fail(f"no {loggp}: build first (scripts/build.sh)")
         subprocess.run([loggp, "--refit", raw, "--from", scored, "--out", scored], check=True, stdout=subprocess.DEVNULL)
+    if settings:
+        profile = json.load(open(scored))
+        for keys, value in settings:
+            node = profile
+            for k in keys[:-1]:
+                node = node.setdefault(k, {})
+                if not isinstance(node, dict):
+                    fail(f"--set {'.'.join(keys)}: {k} is not an object in the profile")
+            node[keys[-1]] = value
+        with open(scored, "w") as f:
+            json.dump(profile, f, indent=2)
     with open(os.path.join(a.run, "sweep.csv")) as f:
         sizes = [int(row["bytes"]) for row in csv.DictReader(f)]
     if not sizes:

@@ -83,6 +83,17 @@ ContentionChoice contention(const RunRecord& run, const std::string& by) {
     c.node_radix = 0;
     c.source += "; node_radix 0 (unlimited): one host, no message leaves the node";
   }
+  if (run.exchange_series && run.exchange_series->seconds.size() == 2) {
+    const double one = run.exchange_series->seconds[0], two = run.exchange_series->seconds[1];
+    c.exchange_efficiency = exchange_efficiency(one, two);
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "; exchange_efficiency 2 T(1)/T(2) = %.2f from 1 and 2 pairs exchanging %ld B both ways at once "
+                  "between the first two hosts (%.1f and %.1f us)%s",
+                  two > 0 ? 2 * one / two : 0.0, static_cast<long>(o.concurrency_bytes), one * 1e6, two * 1e6,
+                  c.exchange_efficiency < 1 ? "" : ", taken as 1 (within 5 %)");
+    c.source += text;
+  }
   return c;
 }
 

@@ -24,6 +24,7 @@ struct RunRecord {
   int device_level = 0;             // the level whose pair ran the concurrency series
   ConcurrencySeries device_series;
   std::optional<ConcurrencySeries> node_series;  // runs over several hosts only
+  std::optional<ConcurrencySeries> exchange_series;  // several hosts of two ranks or more only
   LocalTiming local;
   std::string date;         // UTC, ISO 8601
   std::string mpi_library;  // first line of MPI_Get_library_version

@@ -250,6 +250,13 @@ std::vector<Span> split_regimes(const std::vector<double>& x, const std::vector<
   return parts.spans(chosen);
 }
 
+double exchange_efficiency(double one, double two) {
+  if (!(one > 0) || !(two > 0)) return 1;
+  const double share = 2 * one / two;
+  if (share >= 0.95) return 1;
+  return std::max(0.05, std::round(share * 100) / 100);
+}
+
 RadixFit radix_from_concurrency(const std::vector<int>& k, const std::vector<double>& seconds) {
   if (k.empty() || k.size() != seconds.size() || k.front() != 1)
     throw std::invalid_argument("radix_from_concurrency: need times for k = 1, ... of one length");

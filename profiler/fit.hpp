@@ -140,4 +140,10 @@ struct RadixFit {
 };
 RadixFit radix_from_concurrency(const std::vector<int>& k, const std::vector<double>& seconds);
 
+// The simulator's exchange efficiency (selection/PROFILES.md) from one pair
+// exchanging between two hosts (`one` s) and two pairs at once (`two` s): the
+// share 2 T(1)/T(2), to two decimals, in [0.05, 1]; 1 where it is within 5 %
+// of 1 or a time is not positive (noise, not a property of the network).
+double exchange_efficiency(double one, double two);
+
 }  // namespace gencoll::loggp

@@ -155,7 +155,9 @@ void print_summary(const nlohmann::ordered_json& profile, const std::string& pat
       row(lg, "all");
   }
   const auto& c = profile["contention"];
-  std::printf("contention: device_radix %d, node_radix %d\n", c["device_radix"].get<int>(), c["node_radix"].get<int>());
+  std::printf("contention: device_radix %d, node_radix %d", c["device_radix"].get<int>(), c["node_radix"].get<int>());
+  if (c.contains("exchange_efficiency")) std::printf(", exchange_efficiency %.2f", c["exchange_efficiency"].get<double>());
+  std::printf("\n");
   const auto& l = profile["local"];
   std::printf("local (ns/byte): reduce %.4g, copy %.4g, permute %.4g\n", l["reduce_host_ns_per_byte"].get<double>(),
               l["copy_host_ns_per_byte"].get<double>(), l["permute_host_ns_per_byte"].get<double>());
@@ -209,6 +211,8 @@ int run(const Options& o, int rank, int size) {
   if (sp.several_hosts()) {
     ConcurrencySeries ports = measure_node_ports(o, sp.host_of, rank);
     if (rank == 0) rec.node_series = std::move(ports);
+    ConcurrencySeries exchanges = measure_exchanges(o, sp.host_of, rank);
+    if (rank == 0 && !exchanges.k.empty()) rec.exchange_series = std::move(exchanges);
   }
   if (rank == 0) rec.local = time_local_costs(static_cast<std::size_t>(o.local_bytes), o.reps);
   quiet_barrier(MPI_COMM_WORLD);

@@ -100,6 +100,51 @@ ConcurrencySeries measure_concurrency(PairClient& c, const Options& o) {
   return s;
 }
 
+ConcurrencySeries measure_exchanges(const Options& o, const std::vector<int>& host_of, int rank) {
+  std::vector<int> left, right;
+  for (std::size_t r = 0; r < host_of.size(); ++r) {
+    if (host_of[r] == 0) left.push_back(static_cast<int>(r));
+    if (host_of[r] == 1) right.push_back(static_cast<int>(r));
+  }
+  ConcurrencySeries s;
+  if (left.size() < 2 || right.size() < 2) return s;
+  const auto bytes = static_cast<std::size_t>(o.concurrency_bytes);
+  std::vector<char> out(bytes), in(bytes);
+  // One pair, two, one again: the lone pair's better time, since right after
+  // the streams of measure_node_ports a lone pair sometimes takes twice its
+  // time on a machine of few cores (seen on 2 cores; 2.1 ms before and after).
+  for (int j : {1, 2, 1}) {
+    int peer = -1;
+    for (int i = 0; i < j; ++i) {
+      if (rank == left[static_cast<std::size_t>(i)]) peer = right[static_cast<std::size_t>(i)];
+      if (rank == right[static_cast<std::size_t>(i)]) peer = left[static_cast<std::size_t>(i)];
+    }
+    std::vector<double> t;
+    quiet_barrier(MPI_COMM_WORLD);
+    // At least 20 exchanges: a few milliseconds each, and a lone pair on a
+    // machine of few cores is slowed now and then by the napping ranks' wakes.
+    const int reps = std::max(o.reps, 20);
+    if (peer >= 0)
+      for (int r = 0; r < o.warmup + reps; ++r) {
+        const double t0 = MPI_Wtime();
+        MPI_Sendrecv(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, 11, in.data(), static_cast<int>(bytes), MPI_BYTE,
+                     peer, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (r >= o.warmup) t.push_back(MPI_Wtime() - t0);
+      }
+    quiet_barrier(MPI_COMM_WORLD);  // the idle ranks nap, not spin in the reduce, while the pairs run
+    const double mine = t.empty() ? 0 : quantile(t, o.quantile);
+    double slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (j == 1 && !s.k.empty()) {
+      s.seconds[0] = std::min(s.seconds[0], slowest);
+    } else {
+      s.k.push_back(j);
+      s.seconds.push_back(slowest);
+    }
+  }
+  return s;
+}
+
 std::size_t buffer_bytes(const Options& o) {
   int kmax = 1;
   while (kmax * 2 <= o.concurrency_max) kmax *= 2;

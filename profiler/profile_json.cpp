@@ -127,6 +127,7 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
   ordered_json contention;
   contention["device_radix"] = in.contention.device_radix;
   contention["node_radix"] = in.contention.node_radix;
+  if (in.contention.exchange_efficiency < 1) contention["exchange_efficiency"] = in.contention.exchange_efficiency;
   contention["source"] = in.contention.source;
   doc["contention"] = contention;
 

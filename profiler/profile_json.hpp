@@ -27,6 +27,7 @@ struct LocalCosts {
 
 struct ContentionChoice {
   int device_radix = 0, node_radix = 0;  // 0: unlimited
+  double exchange_efficiency = 1;        // written where measured below 1
   std::string source;
 };
 

@@ -76,6 +76,9 @@ struct LocalCosts {
 struct Contention {
   int device_radix = 0;  // sends (and receives) one rank keeps in flight at once
   int node_radix = 0;    // messages a node's NIC carries at full speed each way; more share it equally
+  // Share of its links a message gets while two or more exchanges (connections
+  // carrying messages both ways) cross the same two nodes (SharedLinks); 1: all of it.
+  double exchange_efficiency = 1;
   std::string source;
 };
 

@@ -9,6 +9,8 @@ SharedLinks::SharedLinks(Storage& s, std::size_t n) : s_(s) {
   s_.flows.clear();
   s_.free.clear();
   s_.dirty.clear();
+  s_.conns.clear();
+  s_.routes.clear();
   s_.links.resize(n);
   for (Link& l : s_.links) {
     l.cap = 0;
@@ -17,7 +19,7 @@ SharedLinks::SharedLinks(Storage& s, std::size_t n) : s_(s) {
   }
 }
 
-void SharedLinks::start(double t, double work, std::uint32_t op, const std::uint32_t* ids, int n) {
+std::uint32_t SharedLinks::start(double t, double work, std::uint32_t op, const std::uint32_t* ids, int n) {
   std::uint32_t slot;
   if (s_.free.empty()) {
     slot = static_cast<std::uint32_t>(s_.flows.size());
@@ -38,10 +40,47 @@ void SharedLinks::start(double t, double work, std::uint32_t op, const std::uint
     s_.links[ids[j]].flows.push_back(slot);
     mark(ids[j]);
   }
+  return slot;
+}
+
+void SharedLinks::start_exchange(double t, double work, std::uint32_t op, const std::uint32_t ids[2],
+                                 std::uint32_t from, std::uint32_t to) {
+  Flow& f = s_.flows[start(t, work, op, ids, 2)];
+  const std::uint64_t lo = std::min(from, to), hi = std::max(from, to);
+  f.conn = lo << 32 | hi;
+  f.way = from < to ? 0 : 1;
+  count_exchange(f, +1);
+}
+
+// A connection is an exchange while it carries messages both ways; when that
+// changes, the messages of its route (both nodes' ways out and in) reshare.
+void SharedLinks::count_exchange(const Flow& f, int delta) {
+  std::array<int, 2>& c = s_.conns[f.conn];
+  const bool was = c[0] > 0 && c[1] > 0;
+  c[f.way] += delta;
+  const bool is = c[0] > 0 && c[1] > 0;
+  if (c[0] == 0 && c[1] == 0) s_.conns.erase(f.conn);
+  if (was == is) return;
+  const std::uint32_t a = f.link[0], b = f.link[1] - nodes_;
+  const std::uint64_t route = static_cast<std::uint64_t>(std::min(a, b)) << 32 | std::max(a, b);
+  int& n = s_.routes[route];
+  n += is ? 1 : -1;
+  if (n == 0) s_.routes.erase(route);
+  for (std::uint32_t l : {a, b, nodes_ + a, nodes_ + b}) mark(l);
+}
+
+bool SharedLinks::slowed(const Flow& f) const {
+  if (!exchanges()) return false;
+  const auto c = s_.conns.find(f.conn);
+  if (c == s_.conns.end() || c->second[0] == 0 || c->second[1] == 0) return false;
+  const std::uint32_t a = f.link[0], b = f.link[1] - nodes_;
+  const auto r = s_.routes.find(static_cast<std::uint64_t>(std::min(a, b)) << 32 | std::max(a, b));
+  return r != s_.routes.end() && r->second >= 2;
 }
 
 std::uint32_t SharedLinks::end(std::uint32_t slot) {
   Flow& f = s_.flows[slot];
+  if (exchanges() && f.conn != 0) count_exchange(f, -1);
   for (int j = 0; j < f.nlinks; ++j) {
     std::vector<std::uint32_t>& on = s_.links[f.link[j]].flows;
     const auto it = std::find(on.begin(), on.end(), slot);
@@ -84,6 +123,7 @@ void SharedLinks::reshare(double t, std::vector<std::uint32_t>& moved) {
         const Link& l = s_.links[f.link[k]];
         rate = std::min(rate, static_cast<double>(l.cap) / static_cast<double>(l.flows.size()));
       }
+      if (slowed(f)) rate *= efficiency_;
       if (rate == f.rate) continue;  // its due stands
       f.left = std::max(0.0, f.left - f.rate * (t - f.since));
       f.since = t;

@@ -24,10 +24,19 @@
 // hundreds of messages through one NIC at the same instant, and equal
 // messages end together; resharing after each would cost the square of their
 // number.
+//
+// Exchanges (enable_exchanges): a connection (two ranks) that carries
+// messages both ways at once is an exchange. Measured on the emulated cluster
+// (MPICH over UCX's TCP rendezvous, selection/PROFILES.md), two ranks of a host
+// exchanging with two of another at once take 1.5x the links' time, one
+// exchange beside one-way messages, or two flows each way between other
+// partners, take the links' time. So while two or more exchanges cross the same
+// two nodes, their messages get `efficiency` of their share.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 namespace gencoll::sim {
@@ -45,7 +54,9 @@ class SharedLinks {
     std::uint32_t op = 0;
     std::uint32_t stamp = 0;
     std::uint8_t nlinks = 0;  // 0: the slot is free
+    std::uint8_t way = 0;     // exchanges: 0 from the lower rank of its connection, 1 from the higher
     std::array<std::uint32_t, kMaxLinks> link{};
+    std::uint64_t conn = 0;   // exchanges: its two ranks (lower << 32 | higher)
   };
   struct Link {
     int cap = 0;
@@ -58,15 +69,31 @@ class SharedLinks {
     std::vector<std::uint32_t> free;
     std::vector<Link> links;
     std::vector<std::uint32_t> dirty;  // links whose messages changed since the last reshare
+    // Exchanges: messages moving each way per connection; exchanges per route
+    // (two nodes, lower << 32 | higher).
+    std::unordered_map<std::uint64_t, std::array<int, 2>> conns;
+    std::unordered_map<std::uint64_t, int> routes;
   };
 
   // `n` links, each of capacity 0 until set_cap.
   SharedLinks(Storage& s, std::size_t n);
   void set_cap(std::uint32_t link, int cap) { s_.links[link].cap = cap; }
+  // Links are each of `nodes` nodes' way out, then their ways in; messages
+  // started with their ranks (start_exchange) count as exchanges (above).
+  void enable_exchanges(double efficiency, std::uint32_t nodes) {
+    efficiency_ = efficiency;
+    nodes_ = nodes;
+  }
+  bool exchanges() const { return efficiency_ < 1; }
 
   // A message of `work` s (> 0) for op `op` starts at t over `ids` (1 to
   // kMaxLinks links, each of capacity >= 1); its due is set by the next reshare.
-  void start(double t, double work, std::uint32_t op, const std::uint32_t* ids, int n);
+  // Returns its slot.
+  std::uint32_t start(double t, double work, std::uint32_t op, const std::uint32_t* ids, int n);
+  // As start, from the way out of node `ids[0]` to the way in of `ids[1]`,
+  // for a message from rank `from` to rank `to`, with exchanges enabled.
+  void start_exchange(double t, double work, std::uint32_t op, const std::uint32_t ids[2], std::uint32_t from,
+                      std::uint32_t to);
   enum class Fire { stale, ends, rearm };
   // An event for slot at t: stale (superseded), its message ends (call end),
   // or it ends later (schedule an event at flow(slot).due).
@@ -81,9 +108,14 @@ class SharedLinks {
 
  private:
   void mark(std::uint32_t link);
+  // Slot's message joins (+1) or leaves (-1) its connection.
+  void count_exchange(const Flow& f, int delta);
+  bool slowed(const Flow& f) const;
 
   Storage& s_;
   std::uint32_t stamp_ = 0;
+  double efficiency_ = 1;
+  std::uint32_t nodes_ = 0;
 };
 
 }  // namespace gencoll::sim

@@ -207,6 +207,8 @@ class Engine {
         queue_(queue) {
     // NIC links: each node's way out, then its way in.
     for (std::size_t n = 0; n < 2 * nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(n), node_radix_);
+    if (node_radix_ > 0 && m.contention.exchange_efficiency < 1)
+      nics_.enable_exchanges(m.contention.exchange_efficiency, static_cast<std::uint32_t>(nodes_));
     cpu_free_.assign(rp_.ranks(), 0.0);
     compute_free_.assign(rp_.ranks(), 0.0);
     result_.rank_done.assign(rp_.ranks(), 0.0);
@@ -342,7 +344,10 @@ class Engine {
       const Op& s = ops_[i];
       const auto node = [this](std::uint32_t r) { return static_cast<std::uint32_t>(m_.node_of(static_cast<int>(r))); };
       const std::uint32_t ids[2] = {node(s.rank), static_cast<std::uint32_t>(nodes_) + node(ops_[s.partner].rank)};
-      nics_.start(t, wire_time(s.v, loggp(s).G), i, ids, 2);
+      if (nics_.exchanges())
+        nics_.start_exchange(t, wire_time(s.v, loggp(s).G), i, ids, s.rank, ops_[s.partner].rank);
+      else
+        nics_.start(t, wire_time(s.v, loggp(s).G), i, ids, 2);
       reshare_at(t);
     } else {
       switch (nics_.fire(what, t)) {

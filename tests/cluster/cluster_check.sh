@@ -178,12 +178,16 @@ fi
 # 4. The profiler sees the network.
 if [ -n "$prefix" ]; then
   if timeout 300 "${hydra[@]}" -n 4 "$b/profiler/gencoll-loggp" --quick --out "$tmp/profile.json" > "$tmp/p.out" 2>&1; then
-    levels=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(" ".join(l["name"] for l in d["levels"]), d["contention"]["node_radix"])' "$tmp/profile.json")
+    # The exchange efficiency: two ranks a host, so measured (its source says
+    # so), and within (0, 1] (1 where it is absent).
+    levels=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["contention"]
+e=c.get("exchange_efficiency", 1)
+print(" ".join(l["name"] for l in d["levels"]), c["node_radix"], e if 0 < e <= 1 and "exchange_efficiency 2 T(1)/T(2)" in c["source"] else "bad")' "$tmp/profile.json")
     read -r -a f <<< "$levels"
-    if [ "${#f[@]}" = 3 ] && [ "${f[2]}" -ge 1 ]; then
-      pass "gencoll-loggp across 2 hosts: levels ${f[0]} and ${f[1]}, node_radix ${f[2]}, rendezvous above $(grep -o '"rendezvous_above": [0-9]*' "$tmp/profile.json" | tail -n 1 | grep -o '[0-9]*$') B"
+    if [ "${#f[@]}" = 4 ] && [ "${f[2]}" -ge 1 ] && [ "${f[3]}" != bad ]; then
+      pass "gencoll-loggp across 2 hosts: levels ${f[0]} and ${f[1]}, node_radix ${f[2]}, exchange_efficiency ${f[3]}, rendezvous above $(grep -o '"rendezvous_above": [0-9]*' "$tmp/profile.json" | tail -n 1 | grep -o '[0-9]*$') B"
     else
-      fail "gencoll-loggp across 2 hosts: expected two levels and a measured node_radix, got '$levels'"
+      fail "gencoll-loggp across 2 hosts: expected two levels, a measured node_radix and exchange efficiency, got '$levels'"
     fi
   else
     fail "gencoll-loggp across 2 hosts"; tail -n 12 "$tmp/p.out" | sed 's/^/    | /'

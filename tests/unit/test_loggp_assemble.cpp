@@ -61,11 +61,26 @@ TEST_CASE("a run record becomes a loadable profile with its provenance", "[loggp
   CHECK(in.contention.device_radix == 1);
   CHECK(in.contention.node_radix == 2);
   CHECK_THAT(in.contention.source, Catch::Contains("not saturated"));
+  CHECK(in.contention.exchange_efficiency == 1);  // not measured: absent from the profile
+  CHECK_FALSE(build_profile(in)["contention"].contains("exchange_efficiency"));
   const auto m = gencoll::sim::parse_machine(build_profile(in).dump(), "run.json");
   CHECK(m.ranks_per_node() == 2);
   CHECK(m.levels[1].loggp.at(1).L > m.levels[0].loggp.at(1).L);
   CHECK(m.local.permute_host == Approx(0.15e-9));
   CHECK_THAT(m.local.source, Catch::Contains("test permutation"));
+}
+
+TEST_CASE("two pairs exchanging slower than the links allow give an exchange efficiency", "[loggp][assemble]") {
+  RunRecord run = two_hosts();
+  run.exchange_series = ConcurrencySeries{{1, 2}, {2.1e-3, 6.2e-3}};
+  const ProfileInput in = assemble_profile(run);
+  CHECK(in.contention.exchange_efficiency == Approx(0.68));
+  CHECK_THAT(in.contention.source, Catch::Contains("exchange_efficiency 2 T(1)/T(2) = 0.68"));
+  const auto m = gencoll::sim::parse_machine(build_profile(in).dump(), "run.json");
+  CHECK(m.contention.exchange_efficiency == Approx(0.68));
+  run.exchange_series = ConcurrencySeries{{1, 2}, {2.1e-3, 4.25e-3}};
+  CHECK(assemble_profile(run).contention.exchange_efficiency == 1);
+  CHECK_THAT(assemble_profile(run).contention.source, Catch::Contains("taken as 1"));
 }
 
 TEST_CASE("one host: node_radix unlimited, emulated hosts named after the machine", "[loggp][assemble]") {

@@ -161,6 +161,16 @@ TEST_CASE("the device radix is the best overlap of concurrent messages", "[loggp
   CHECK_THROWS_AS(radix_from_concurrency({2, 4}, {1, 1}), std::invalid_argument);
 }
 
+TEST_CASE("the exchange efficiency is two pairs' share of the links, noise taken as 1", "[loggp][fit]") {
+  CHECK(exchange_efficiency(2.1e-3, 6.2e-3) == Approx(0.68));  // the emulated cluster's UCX over TCP
+  CHECK(exchange_efficiency(2.1e-3, 4.2e-3) == 1);
+  CHECK(exchange_efficiency(2.1e-3, 4.3e-3) == 1);   // 0.977: within 5 %
+  CHECK(exchange_efficiency(2.1e-3, 3.0e-3) == 1);   // faster than two at once: capped
+  CHECK(exchange_efficiency(1e-3, 1.0) == Approx(0.05));  // floored
+  CHECK(exchange_efficiency(0, 1e-3) == 1);
+  CHECK(exchange_efficiency(1e-3, 0) == 1);
+}
+
 TEST_CASE("robust lines ignore a wild minority", "[loggp][fit]") {
   const std::vector<double> x{0, 1, 2, 3, 4, 5, 6}, scale{1, 1, 1, 1, 1, 1, 1};
   const Line l = robust_line(x, {1, 3, 5, 700, 9, 11, 13}, scale);

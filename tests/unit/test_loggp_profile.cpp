@@ -30,7 +30,7 @@ ProfileInput input() {
   ProfileInput in;
   in.name = "synthetic";
   in.source = "unit test";
-  in.contention = {1, 0, "test"};
+  in.contention = {1, 0, 1, "test"};
   in.local = LocalCosts{0.2e-9, 0.1e-9, 0.3e-9, "test"};
   return in;
 }

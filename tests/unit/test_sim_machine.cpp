@@ -80,6 +80,11 @@ TEST_CASE("the minimal profile parses; units are converted to seconds", "[sim][m
   CHECK(m.levels[1].loggp.at(1).L == Approx(3e-6));
   CHECK(m.levels[1].loggp.at(1).G == Approx(0.04e-9));
   CHECK(m.contention.device_radix == 0);  // unlimited unless given
+  CHECK(m.contention.exchange_efficiency == 1);
+  const Machine x = parse_machine(with("\"node_level\": \"node\"",
+                                       "\"node_level\": \"node\", \"contention\": {\"exchange_efficiency\": 0.68}"),
+                                  "x.json");
+  CHECK(x.contention.exchange_efficiency == 0.68);
 }
 
 TEST_CASE("malformed profiles fail naming file, field and problem", "[sim][machine]") {
@@ -105,6 +110,10 @@ TEST_CASE("malformed profiles fail naming file, field and problem", "[sim][machi
              Catch::Contains("node_level: \"system\" is the last level"));
   CHECK_THAT(error_of(with("\"node_level\": \"node\"", "\"node_level\": \"node\", \"contention\": {\"device_radix\": -2}")),
              Catch::Contains("contention.device_radix: must be an integer >= 0, got -2"));
+  for (const char* bad : {"0", "1.5"})
+    CHECK_THAT(error_of(with("\"node_level\": \"node\"",
+                             std::string("\"node_level\": \"node\", \"contention\": {\"exchange_efficiency\": ") + bad + "}")),
+               Catch::Contains("bad.json: contention.exchange_efficiency: must be in (0, 1]"));
   CHECK_THAT(error_of(with("\"node_level\": \"node\"", "\"node_level\": \"node\", \"buffers\": \"gpu\"")),
              Catch::Contains("buffers: must be \"host\" or \"device\""));
   const std::string table = R"({"table": [

@@ -157,8 +157,9 @@ Machine rendezvous_machine() {
   return m;
 }
 
-SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& msgs) {
-  const Machine m = nic_machine(per_node, radix);
+SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& msgs, double exchange_efficiency = 1) {
+  Machine m = nic_machine(per_node, radix);
+  m.contention.exchange_efficiency = exchange_efficiency;
   const int p = nodes * per_node;
   std::vector<ScheduleBuilder> b;
   for (int r = 0; r < p; ++r) b.emplace_back(r, p);
@@ -220,6 +221,44 @@ TEST_CASE("a message crossing two shared NICs moves at the smaller share", "[sim
   CHECK(r.rank_done[3] == Approx(kP.o_s + 2 * wire));
 }
 
+// Measured on the emulated cluster (nic_share flows, selection/PROFILES.md):
+// two ranks of a host exchanging with two of another at once take 1.5x the
+// links' time; one exchange beside one-way messages, or two flows each way
+// between other partners, take the links' time.
+TEST_CASE("exchanges: two crossing the same two nodes get the efficiency of their share", "[sim][tiny][nic]") {
+  const double wire = 999 * kP.G;
+  const double end = kP.o_s + kP.L + kP.o_r;
+  // ranks 0, 1 on node 0 and 2, 3 on node 1: 0 <-> 2 and 1 <-> 3.
+  const std::vector<Msg> two = {{0, 2, 1000}, {2, 0, 1000}, {1, 3, 1000}, {3, 1, 1000}};
+  const SimResult full = nic_run(2, 2, 1, two);
+  const SimResult slowed = nic_run(2, 2, 1, two, 0.5);
+  for (int r : {0, 1, 2, 3}) {
+    CHECK(full.rank_done[r] == Approx(2 * wire + end));
+    CHECK(slowed.rank_done[r] == Approx(4 * wire + end));
+  }
+  SECTION("one exchange beside a one-way message runs at its share") {
+    const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {2, 0, 1000}, {1, 3, 1000}}, 0.5);
+    CHECK(r.rank_done[0] == Approx(wire + end));  // 2 -> 0 has node 1's way out alone
+    CHECK(r.rank_done[2] == Approx(2 * wire + end));
+    CHECK(r.rank_done[3] == Approx(2 * wire + end));
+  }
+  SECTION("two flows each way between other partners are not exchanges") {
+    const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {1, 3, 1000}, {2, 1, 1000}, {3, 0, 1000}}, 0.5);
+    for (int x : {0, 1, 2, 3}) CHECK(r.rank_done[x] == Approx(2 * wire + end));
+  }
+  SECTION("exchanges with different nodes do not slow each other") {
+    // node 0 (ranks 0, 1) exchanges with node 1 (rank 2) and node 2 (rank 4).
+    const SimResult r = nic_run(3, 2, 1, {{0, 2, 1000}, {2, 0, 1000}, {1, 4, 1000}, {4, 1, 1000}}, 0.5);
+    for (int x : {0, 1, 2, 4}) CHECK(r.rank_done[x] == Approx(2 * wire + end));
+  }
+  SECTION("the efficiency lifts when the other exchange ends") {
+    const double w3 = 2999 * kP.G;
+    const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {2, 0, 1000}, {1, 3, 3000}, {3, 1, 3000}}, 0.5);
+    CHECK(r.rank_done[2] == Approx(4 * wire + end));
+    CHECK(r.rank_done[3] == Approx(4 * wire + (w3 - wire) + end));
+  }
+}
+
 // Rendezvous through the NICs: above the level's rendezvous size a request
 // goes first (one handshake: the 1-byte message, o_s + L + o_r), the receiver
 // answers once it is there and the receive is posted, and the bytes leave one
@@ -279,7 +318,8 @@ TEST_CASE("results are deterministic", "[sim][tiny]") {
   Machine m = flat_machine(kP);
   m.levels.insert(m.levels.begin(), Level{"node", 4, LoggpCurve(Loggp{1 * us, 0.2 * us, 0.2 * us, 0.3 * us, 0.1 * ns}), ""});
   m.node_level = 0;
-  m.contention = Contention{2, 1, ""};
+  m.contention.device_radix = 2;
+  m.contention.node_radix = 1;
   m.local.reduce_host = 0.3 * ns;
   const SimResult x = simulate(m, prm, SimOptions{});
   const SimResult y = simulate(m, prm, SimOptions{});
