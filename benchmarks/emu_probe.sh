@@ -5,7 +5,7 @@
 #
 # usage: emu_probe.sh DIR [--bundle B] [--emulate NxR] [--rate R] [--coll C]
 #                         [--sweep LIST] [--max BYTES] [--budget S] [--rps]
-#                         [--progress-yield]
+#                         [--progress-yield] [--flows SETS] [--runs N]
 #   --bundle B    binaries and MPICH of scripts/device-bundle.sh (default .device)
 #   --emulate     hosts x ranks per host (default 4x2)
 #   --rate R      NIC rate (default 1gbit)
@@ -15,14 +15,20 @@
 #                 and MPICH's node-aware compositions as smp+ALG:K (ALG k=K among
 #                 the hosts' first ranks; each a run of its own under the
 #                 selection file of benchmarks/smp_select.py)
+#                 ("none": no collective)
 #   --max BYTES   largest message (default 4194304)
 #   --budget S    seconds the measurement may take before it is stopped (default 90)
 #   --rps         the hosts' NIC processing on their last core (cluster.sh up --rps)
 #   --progress-yield  the bundle's MPICH libraries built with the progress
 #                 yield (mpich-yield/): waiting ranks leave their core to the
 #                 kernel's packet processing
+#   --flows SETS  after the sweep, `nic_share flows` for each set (sets
+#                 separated by ';', each "BYTES REPS S:D S:D ..."), each run
+#                 --runs times (default 3) as jobs of their own: how a set of
+#                 messages started at once shares the links, and how that
+#                 changes from run to run (selection/PROFILES.md)
 # Writes DIR/binding.txt, profile.json, profile-raw.csv, profile.log, sweep.csv,
-# sweep.txt, machine.txt. Then, where gencoll-sim is, compare offline with
+# sweep.txt, flows.txt (with --flows), machine.txt. Then, where gencoll-sim is, compare offline with
 #   gencoll-tune --profile DIR/profile.json --shapes NxR ... (the main job's step).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +38,7 @@ case ${1:-} in
   ''|-*) echo "emu_probe.sh: the first argument is the results directory (usage: emu_probe.sh DIR [options]; --help)" >&2; exit 2 ;;
 esac
 out=$1; shift
-bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90 rps=() yield=0
+bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90 rps=() yield=0 flows= runs=3
 sweep=native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2
 while [ $# -gt 0 ]; do
   case $1 in
@@ -45,6 +51,8 @@ while [ $# -gt 0 ]; do
     --budget) budget=$2; shift 2 ;;
     --rps) rps=(--rps); shift ;;
     --progress-yield) yield=1; shift ;;
+    --flows) flows=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
     -h|--help) help; exit 0 ;;
     *) echo "emu_probe.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
@@ -52,6 +60,14 @@ done
 [[ $emulate =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]] || { echo "emu_probe.sh: --emulate $emulate: expected NxR, e.g. 4x2" >&2; exit 2; }
 hosts=${BASH_REMATCH[1]} per_host=${BASH_REMATCH[2]} np=$(( ${BASH_REMATCH[1]} * ${BASH_REMATCH[2]} ))
 [[ $budget =~ ^[1-9][0-9]*$ ]] || { echo "emu_probe.sh: --budget $budget: expected whole seconds" >&2; exit 2; }
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "emu_probe.sh: --runs $runs: expected a positive whole number" >&2; exit 2; }
+if [ -n "$flows" ]; then
+  IFS=';' read -r -a flow_sets <<< "$flows"
+  for f in "${flow_sets[@]}"; do
+    [[ $f =~ ^\ *[1-9][0-9]*\ +[1-9][0-9]*(\ +[0-9]+:[0-9]+(@[0-9.]+)?)+\ *$ ]] ||
+      { echo "emu_probe.sh: --flows: '$f': expected \"BYTES REPS S:D S:D ...\" (sets separated by ';')" >&2; exit 2; }
+  done
+fi
 [ -f "$bundle/env.sh" ] || { echo "emu_probe.sh: $bundle is not a bundle of scripts/device-bundle.sh" >&2; exit 1; }
 # shellcheck source=/dev/null
 source "$bundle/env.sh"
@@ -70,7 +86,7 @@ base=("$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "
 run=("${base[@]}" "$binder")
 {
   echo "date: $(date -u '+%F %T UTC')"
-  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}$([ "$yield" = 1 ] && echo " --progress-yield")"
+  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}$([ "$yield" = 1 ] && echo " --progress-yield")${flows:+ --flows '$flows' --runs $runs}"
   echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
   command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
   echo "network: $(cluster status | head -n 1)"
@@ -82,8 +98,8 @@ cat "$out/binding.txt"
 "${run[@]}" "$bundle/build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
   > "$out/profile.log" 2>&1 || { tail -n 20 "$out/profile.log"; exit 1; }
 sed -n '/^level system/,/^contention/p' "$out/profile.log"
-flat=() smp=()
-IFS=, read -r -a items <<< "$sweep"
+flat=() smp=() items=()
+[ "$sweep" = none ] || IFS=, read -r -a items <<< "$sweep"
 for c in "${items[@]}"; do if [[ $c == smp+* ]]; then smp+=("$c"); else flat+=("$c"); fi; done
 bench=("$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i 10 -x 2 --max-time 0.05 -c --rounds 1)
 deadline=$(( $(date +%s) + budget ))
@@ -106,5 +122,15 @@ for c in "${smp[@]}"; do
   [ -f "$out/sweep.csv" ] || head -n 1 "$f.csv" > "$out/sweep.csv"
   awk -F, -v OFS=, -v name="$c" 'NR > 1 { $7 = name; print }' "$f.csv" >> "$out/sweep.csv"
 done
-cat "$out/sweep.txt"
+[ ! -f "$out/sweep.txt" ] || cat "$out/sweep.txt"
 [ "$rc" = 0 ] || echo "emu_probe.sh: the sweep stopped (exit $rc; 124: --budget $budget s ran out)"
+if [ -n "$flows" ]; then
+  for f in "${flow_sets[@]}"; do
+    read -r -a args <<< "$f"
+    for r in $(seq 1 "$runs"); do
+      # Outside --budget (the sweep may have spent it): a minute a run at most.
+      line=$(timeout 60 "${run[@]}" "$bundle/build/benchmarks/nic_share.mpich" flows "${args[@]}" 2>&1 | tail -n 1) || rc=$?
+      echo "run $r: $line" | tee -a "$out/flows.txt"
+    done
+  done
+fi

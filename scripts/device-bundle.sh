@@ -43,7 +43,7 @@ log "building gencoll, its GPU test and benchmark, and MPICH (cached)"
 bash "$top/scripts/build.sh" > /dev/null
 grep -q '^NVCC = ..*' "$build/Makefile" ||
   { echo "device-bundle.sh: $build was configured without CUDA (nvcc not found); the GPU parts need it" >&2; exit 1; }
-make -C "$build" -j"$(nproc)" libgencoll-cuda.la tests/gpu/gpu_check benchmarks/gpu_bench > /dev/null
+make -C "$build" -j"$(nproc)" libgencoll-cuda.la tests/gpu/gpu_check benchmarks/gpu_bench benchmarks/nic_share.mpich > /dev/null
 bash "$top/scripts/build-mpich.sh" "${yield[@]}" --gencoll-build "$build" > /dev/null
 prefix=$(cat "$build/mpich-prefix")  # where build-mpich.sh put it
 [ -x "$prefix/bin/mpiexec" ] || { echo "device-bundle.sh: no MPICH at $prefix" >&2; exit 1; }
@@ -62,7 +62,8 @@ put() {  # FILE DEST (relative to $out)
   strip --strip-debug "$out/$2" 2>/dev/null || true
 }
 # At the paths main-job.sh and gpu-run.sh (a build tree's .libs/) look in.
-for p in profiler/gencoll-loggp selection/gencoll-tune selection/gencoll-sim benchmarks/gencoll-bench.mpich; do
+for p in profiler/gencoll-loggp selection/gencoll-tune selection/gencoll-sim benchmarks/gencoll-bench.mpich \
+  benchmarks/nic_share.mpich; do
   put "$(real "$build/$p")" "build/$p"
 done
 put "$(real "$build/tests/gpu/gpu_check")" "build/tests/gpu/.libs/gpu_check"
