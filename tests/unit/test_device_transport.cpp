@@ -356,7 +356,7 @@ TEST_CASE("staging decides which pointers the MPI sees", "[device]") {
     CHECK(direct[r].counts.reduces > 0);
   }
   // Permuted recursive multiplying allgather ends in one permutation, on the device.
-  Case<double> g{{Collective::allgather, Algorithm::permuted_recursive_multiplying, p, 0, 3, 2, 0, true}, {}, {}, false};
+  Case<double> g{make_params(Collective::allgather, Algorithm::permuted_recursive_multiplying, p, 3, 2), {}, {}, false};
   for (int r = 0; r < p; ++r) {
     g.send.push_back(std::vector<double>(2, r));
     g.recv.push_back(std::vector<double>(2 * p, -1));
