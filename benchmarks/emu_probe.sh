@@ -125,12 +125,17 @@ done
 [ ! -f "$out/sweep.txt" ] || cat "$out/sweep.txt"
 [ "$rc" = 0 ] || echo "emu_probe.sh: the sweep stopped (exit $rc; 124: --budget $budget s ran out)"
 if [ -n "$flows" ]; then
+  : > "$out/flows.txt"
   for f in "${flow_sets[@]}"; do
     read -r -a args <<< "$f"
     for r in $(seq 1 "$runs"); do
       # Outside --budget (the sweep may have spent it): a minute a run at most.
-      line=$(timeout 60 "${run[@]}" "$bundle/build/benchmarks/nic_share.mpich" flows "${args[@]}" 2>&1 | tail -n 1) || rc=$?
-      echo "run $r: $line" | tee -a "$out/flows.txt"
+      frc=0
+      line=$(timeout 60 "${run[@]}" "$bundle/build/benchmarks/nic_share.mpich" flows "${args[@]}" 2>&1 < /dev/null |
+        tail -n 1) || frc=$?
+      # Reported, not fatal (as a sweep cut by --budget): what ran stays in DIR.
+      [ "$frc" = 0 ] || line="failed (exit $frc; 124: a minute ran out): $line"
+      echo "set '${args[*]}', run $r: $line" | tee -a "$out/flows.txt"
     done
   done
 fi

@@ -40,6 +40,7 @@
  *        nic_share flows BYTES REPS S:D [S:D ...] */
 #include <unistd.h>
 #include <mpi.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -204,12 +205,15 @@ static int behind_main(int argc, char **argv, int rank, int size) {
   return 0;
 }
 
-/* Median over `reps` of the slowest rank's time for the first `n` flows at once. */
+/* Median over `reps` of the slowest rank's time for the first `n` flows at
+ * once, each send posted `after[i]` s after the start (`after` NULL: all at
+ * once), in the order of those times. */
 static double flows_once(long bytes, int reps, const int *src, const int *dst, const double *after, int n, char *buf,
                          int rank) {
   double *t = calloc((size_t)reps, sizeof(double));
   MPI_Request *req = calloc((size_t)(2 * n), sizeof(MPI_Request));
-  if (!t || !req) MPI_Abort(MPI_COMM_WORLD, 1);
+  int *order = calloc((size_t)n, sizeof(int));
+  if (!t || !req || !order) MPI_Abort(MPI_COMM_WORLD, 1);
   for (int r = 0; r < reps; ++r) {
     int k = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -217,24 +221,34 @@ static double flows_once(long bytes, int reps, const int *src, const int *dst, c
     for (int i = 0; i < n; ++i)
       if (dst[i] == rank)
         MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+    int m = 0;
     for (int i = 0; i < n; ++i)
-      if (src[i] == rank) {
-        /* A late message waits here, progressing those already posted. */
-        while (MPI_Wtime() - t0 < after[i])
-          for (int q = 0; q < k; ++q) {
-            int flag;
-            MPI_Test(&req[q], &flag, MPI_STATUS_IGNORE);
-          }
-        MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, dst[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+      if (src[i] == rank) order[m++] = i;
+    for (int a = 1; a < m; ++a)  /* insertion sort by due time, stable */
+      for (int b = a; b > 0 && after && after[order[b]] < after[order[b - 1]]; --b) {
+        const int x = order[b];
+        order[b] = order[b - 1];
+        order[b - 1] = x;
       }
+    for (int j = 0; j < m; ++j) {
+      const int i = order[j];
+      /* A late message waits here, progressing those already posted. */
+      while (after && MPI_Wtime() - t0 < after[i])
+        for (int q = 0; q < k; ++q) {
+          int flag;
+          MPI_Test(&req[q], &flag, MPI_STATUS_IGNORE);
+        }
+      MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, dst[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+    }
     for (int i = 0; i < k; ++i) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
     double dt = MPI_Wtime() - t0;
     MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   }
-  const double m = median(t, reps);
+  const double med = median(t, reps);
   free(t);
   free(req);
-  return m;
+  free(order);
+  return med;
 }
 
 static int flows_main(int argc, char **argv, int rank, int size) {
@@ -250,8 +264,9 @@ static int flows_main(int argc, char **argv, int rank, int size) {
            dst[i] < 0 || dst[i] >= size || src[i] == dst[i];
     if (!bad && argv[4 + i][used] == '@') {
       char *end = NULL;
-      after[i] = strtod(argv[4 + i] + used + 1, &end) * 1e-6;
-      bad |= *end != '\0' || after[i] < 0;
+      const char *at = argv[4 + i] + used + 1;
+      after[i] = strtod(at, &end) * 1e-6;
+      bad |= end == at || *end != '\0' || !isfinite(after[i]) || after[i] < 0;
     } else {
       bad |= argv[4 + i][used] != '\0';
     }
@@ -267,13 +282,16 @@ static int flows_main(int argc, char **argv, int rank, int size) {
   }
   char *buf = calloc((size_t)(2 * n), (size_t)bytes);
   if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
-  const double one = flows_once(bytes, reps, src, dst, after, 1, buf, rank);
+  const double one = flows_once(bytes, reps, src, dst, NULL, 1, buf, rank);  /* the first, not delayed */
   const double all = flows_once(bytes, reps, src, dst, after, n, buf, rank);
   if (rank == 0) {
     printf("# nic_share flows: %ld B per message, %d reps, slowest rank's median\nfirst message alone: %.1f us\n", bytes,
            reps, one * 1e6);
     printf("all %d at once:", n);
-    for (int i = 0; i < n; ++i) printf(after[i] > 0 ? " %d:%d@%.0f" : " %d:%d", src[i], dst[i], after[i] * 1e6);
+    for (int i = 0; i < n; ++i) {
+      printf(" %d:%d", src[i], dst[i]);
+      if (after[i] > 0) printf("@%.0f", after[i] * 1e6);
+    }
     printf(": %.1f us, %.2f x one message\n", all * 1e6, all / one);
   }
   free(buf);

@@ -21,6 +21,7 @@ report; prints the report.
 import argparse
 import csv
 import json
+import math
 import os
 import re
 import subprocess
@@ -70,11 +71,14 @@ def main():
     for item in a.set:
         path, eq, value = item.partition("=")
         try:
-            settings.append((path.split("."), float(value)))
+            number = float(value)
+            if not math.isfinite(number):
+                raise ValueError
+            settings.append((path.split("."), number))
         except ValueError:
             eq = ""
         if not eq or not path:
-            fail(f"--set {item}: expected PATH=NUMBER, e.g. contention.exchange_efficiency=0.68")
+            fail(f"--set {item}: expected PATH=NUMBER (a finite number), e.g. contention.exchange_efficiency=0.68")
     np_, hosts, per_host, rate = read_machine(a.run)
     tune = os.path.join(a.build, "selection", "gencoll-tune")
     if not os.access(tune, os.X_OK):

@@ -250,11 +250,12 @@ std::vector<Span> split_regimes(const std::vector<double>& x, const std::vector<
   return parts.spans(chosen);
 }
 
-double exchange_efficiency(double one, double two) {
+double exchange_efficiency(double one, double two, int node_radix) {
   if (!(one > 0) || !(two > 0)) return 1;
-  const double share = 2 * one / two;
+  const double links = node_radix <= 0 ? 1.0 : std::min(1.0, node_radix / 2.0);
+  const double share = std::round(one / (two * links) * 100) / 100;
   if (share >= 0.95) return 1;
-  return std::max(0.05, std::round(share * 100) / 100);
+  return std::max(0.05, share);
 }
 
 RadixFit radix_from_concurrency(const std::vector<int>& k, const std::vector<double>& seconds) {

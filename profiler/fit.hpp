@@ -141,9 +141,12 @@ struct RadixFit {
 RadixFit radix_from_concurrency(const std::vector<int>& k, const std::vector<double>& seconds);
 
 // The simulator's exchange efficiency (selection/PROFILES.md) from one pair
-// exchanging between two hosts (`one` s) and two pairs at once (`two` s): the
-// share 2 T(1)/T(2), to two decimals, in [0.05, 1]; 1 where it is within 5 %
-// of 1 or a time is not positive (noise, not a property of the network).
-double exchange_efficiency(double one, double two);
+// exchanging between two hosts (`one` s) and two pairs at once (`two` s) on
+// NICs of radix `node_radix` (0: unlimited): the model gives each of the two
+// pairs' messages e min(1, c/2) of a lone one's rate, so e = T(1) / (T(2)
+// min(1, c/2)) (2 T(1)/T(2) for c = 1), to two decimals, in [0.05, 1]; 1 where
+// it rounds to 0.95 or more or a time is not positive (noise, not a property
+// of the network).
+double exchange_efficiency(double one, double two, int node_radix);
 
 }  // namespace gencoll::loggp

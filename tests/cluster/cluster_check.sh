@@ -182,7 +182,7 @@ if [ -n "$prefix" ]; then
     # so), and within (0, 1] (1 where it is absent).
     levels=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); c=d["contention"]
 e=c.get("exchange_efficiency", 1)
-print(" ".join(l["name"] for l in d["levels"]), c["node_radix"], e if 0 < e <= 1 and "exchange_efficiency 2 T(1)/T(2)" in c["source"] else "bad")' "$tmp/profile.json")
+print(" ".join(l["name"] for l in d["levels"]), c["node_radix"], e if 0 < e <= 1 and "exchange_efficiency T(1)/(T(2) min(1, node_radix/2))" in c["source"] else "bad")' "$tmp/profile.json")
     read -r -a f <<< "$levels"
     if [ "${#f[@]}" = 4 ] && [ "${f[2]}" -ge 1 ] && [ "${f[3]}" != bad ]; then
       pass "gencoll-loggp across 2 hosts: levels ${f[0]} and ${f[1]}, node_radix ${f[2]}, exchange_efficiency ${f[3]}, rendezvous above $(grep -o '"rendezvous_above": [0-9]*' "$tmp/profile.json" | tail -n 1 | grep -o '[0-9]*$') B"

@@ -72,15 +72,22 @@ TEST_CASE("a run record becomes a loadable profile with its provenance", "[loggp
 
 TEST_CASE("two pairs exchanging slower than the links allow give an exchange efficiency", "[loggp][assemble]") {
   RunRecord run = two_hosts();
+  run.node_series = ConcurrencySeries{{1, 2}, {1e-4, 2e-4}};  // node radix 1: two messages share a NIC
   run.exchange_series = ConcurrencySeries{{1, 2}, {2.1e-3, 6.2e-3}};
   const ProfileInput in = assemble_profile(run);
+  REQUIRE(in.contention.node_radix == 1);
   CHECK(in.contention.exchange_efficiency == Approx(0.68));
-  CHECK_THAT(in.contention.source, Catch::Contains("exchange_efficiency 2 T(1)/T(2) = 0.68"));
+  CHECK_THAT(in.contention.source, Catch::Contains("exchange_efficiency T(1)/(T(2) min(1, node_radix/2)) = 0.68"));
   const auto m = gencoll::sim::parse_machine(build_profile(in).dump(), "run.json");
   CHECK(m.contention.exchange_efficiency == Approx(0.68));
   run.exchange_series = ConcurrencySeries{{1, 2}, {2.1e-3, 4.25e-3}};
   CHECK(assemble_profile(run).contention.exchange_efficiency == 1);
   CHECK_THAT(assemble_profile(run).contention.source, Catch::Contains("taken as 1"));
+  // NICs of radix 2 (two_hosts()'s): two pairs at 1.5x one pair's time.
+  run = two_hosts();
+  run.exchange_series = ConcurrencySeries{{1, 2}, {2.0e-3, 3.0e-3}};
+  REQUIRE(assemble_profile(run).contention.node_radix == 2);
+  CHECK(assemble_profile(run).contention.exchange_efficiency == Approx(0.67));
 }
 
 TEST_CASE("one host: node_radix unlimited, emulated hosts named after the machine", "[loggp][assemble]") {

@@ -162,13 +162,19 @@ TEST_CASE("the device radix is the best overlap of concurrent messages", "[loggp
 }
 
 TEST_CASE("the exchange efficiency is two pairs' share of the links, noise taken as 1", "[loggp][fit]") {
-  CHECK(exchange_efficiency(2.1e-3, 6.2e-3) == Approx(0.68));  // the emulated cluster's UCX over TCP
-  CHECK(exchange_efficiency(2.1e-3, 4.2e-3) == 1);
-  CHECK(exchange_efficiency(2.1e-3, 4.3e-3) == 1);   // 0.977: within 5 %
-  CHECK(exchange_efficiency(2.1e-3, 3.0e-3) == 1);   // faster than two at once: capped
-  CHECK(exchange_efficiency(1e-3, 1.0) == Approx(0.05));  // floored
-  CHECK(exchange_efficiency(0, 1e-3) == 1);
-  CHECK(exchange_efficiency(1e-3, 0) == 1);
+  CHECK(exchange_efficiency(2.1e-3, 6.2e-3, 1) == Approx(0.68));  // the emulated cluster's UCX over TCP
+  CHECK(exchange_efficiency(2.1e-3, 4.2e-3, 1) == 1);
+  CHECK(exchange_efficiency(2.1e-3, 4.3e-3, 1) == 1);   // 0.977: within 5 %
+  CHECK(exchange_efficiency(2.1e-3, 4.43e-3, 1) == 1);  // 0.948 rounds to 0.95
+  CHECK(exchange_efficiency(2.1e-3, 3.0e-3, 1) == 1);   // faster than two at once: capped
+  CHECK(exchange_efficiency(1e-3, 1.0, 1) == Approx(0.05));  // floored
+  CHECK(exchange_efficiency(0, 1e-3, 1) == 1);
+  CHECK(exchange_efficiency(1e-3, 0, 1) == 1);
+  // NICs that carry two messages at full speed: two pairs should take one
+  // pair's time, so 1.5x one pair is an efficiency of 0.67.
+  CHECK(exchange_efficiency(2.0e-3, 3.0e-3, 2) == Approx(0.67));
+  CHECK(exchange_efficiency(2.0e-3, 3.0e-3, 0) == Approx(0.67));  // unlimited
+  CHECK(exchange_efficiency(2.0e-3, 3.0e-3, 4) == Approx(0.67));
 }
 
 TEST_CASE("robust lines ignore a wild minority", "[loggp][fit]") {

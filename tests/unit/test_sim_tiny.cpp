@@ -251,6 +251,16 @@ TEST_CASE("exchanges: two crossing the same two nodes get the efficiency of thei
     const SimResult r = nic_run(3, 2, 1, {{0, 2, 1000}, {2, 0, 1000}, {1, 4, 1000}, {4, 1, 1000}}, 0.5);
     for (int x : {0, 1, 2, 4}) CHECK(r.rank_done[x] == Approx(2 * wire + end));
   }
+  SECTION("an exchange that stops being one (one way ends first) lifts the other's efficiency too") {
+    // 2 -> 0 ends first: the connection 0 <-> 2 carries one way only, the
+    // route one exchange, so 1 <-> 3 and 0 -> 2 run at their plain shares.
+    const double w3 = 2999 * kP.G;
+    const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {2, 0, 3000}, {1, 3, 3000}, {3, 1, 3000}}, 0.5);
+    // Until 0 -> 2 ends (4 wire) every message moves at 0.25; then node 0's
+    // way out carries 1 -> 3 alone, node 1's 2 -> 0 and 3 -> 1 at 0.5 each.
+    CHECK(r.rank_done[0] == Approx(4 * wire + 2 * (w3 - wire) + end));
+    CHECK(r.rank_done[3] == Approx(4 * wire + (w3 - wire) + end));
+  }
   SECTION("the efficiency lifts when the other exchange ends") {
     const double w3 = 2999 * kP.G;
     const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {2, 0, 1000}, {1, 3, 3000}, {3, 1, 3000}}, 0.5);
