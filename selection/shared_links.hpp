@@ -31,7 +31,9 @@
 // exchanging with two of another at once take 1.5x the links' time, one
 // exchange beside one-way messages, or two flows each way between other
 // partners, take the links' time. So while two or more exchanges cross the same
-// two nodes, their messages get `efficiency` of their share.
+// two nodes, their messages get `efficiency` of their share. (The simulator
+// starts only rendezvous messages as exchanges: sent eagerly, two exchanges
+// took the links' time.)
 #pragma once
 
 #include <array>

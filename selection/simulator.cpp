@@ -344,7 +344,11 @@ class Engine {
       const Op& s = ops_[i];
       const auto node = [this](std::uint32_t r) { return static_cast<std::uint32_t>(m_.node_of(static_cast<int>(r))); };
       const std::uint32_t ids[2] = {node(s.rank), static_cast<std::uint32_t>(nodes_) + node(ops_[s.partner].rank)};
-      if (nics_.exchanges())
+      // Measured: the loss is the rendezvous protocol's (every message sent
+      // eagerly, two exchanges take the links' time), so only messages above
+      // the level's rendezvous size count (all of them where it has none).
+      const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
+      if (nics_.exchanges() && (rndv == 0 || s.v > static_cast<double>(rndv)))
         nics_.start_exchange(t, wire_time(s.v, loggp(s).G), i, ids, s.rank, ops_[s.partner].rank);
       else
         nics_.start(t, wire_time(s.v, loggp(s).G), i, ids, 2);

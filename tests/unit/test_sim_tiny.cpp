@@ -261,6 +261,26 @@ TEST_CASE("exchanges: two crossing the same two nodes get the efficiency of thei
     CHECK(r.rank_done[0] == Approx(4 * wire + 2 * (w3 - wire) + end));
     CHECK(r.rank_done[3] == Approx(4 * wire + (w3 - wire) + end));
   }
+  SECTION("only rendezvous messages count: eager exchanges run at their share") {
+    Machine m = nic_machine(2, 1);
+    m.contention.exchange_efficiency = 0.5;
+    m.levels[1].rendezvous_above = 2000;  // the 1000-byte messages go eagerly
+    std::vector<ScheduleBuilder> b;
+    for (int r = 0; r < 4; ++r) b.emplace_back(r, 4);
+    for (const Msg& x : two) {
+      b[x.from].send(x.to, Range{Buf::send, 0, x.bytes});
+      b[x.to].recv(x.from, Range{Buf::recv, 0, x.bytes});
+    }
+    std::vector<Schedule> s;
+    for (ScheduleBuilder& x : b) s.push_back(std::move(x).finish());
+    const SimResult eager = simulate(m, s, SimOptions{});
+    for (int r : {0, 1, 2, 3}) CHECK(eager.rank_done[r] == Approx(2 * wire + end));
+    m.levels[1].rendezvous_above = 500;  // now by rendezvous: slowed, after the handshakes
+    const SimResult rndv = simulate(m, s, SimOptions{});
+    m.contention.exchange_efficiency = 1;
+    const SimResult rndv_full = simulate(m, s, SimOptions{});
+    CHECK(rndv.rank_done[2] == Approx(rndv_full.rank_done[2] + 2 * wire));
+  }
   SECTION("the efficiency lifts when the other exchange ends") {
     const double w3 = 2999 * kP.G;
     const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {2, 0, 1000}, {1, 3, 3000}, {3, 1, 3000}}, 0.5);
