@@ -214,6 +214,15 @@ static double flows_once(long bytes, int reps, const int *src, const int *dst, c
   MPI_Request *req = calloc((size_t)(2 * n), sizeof(MPI_Request));
   int *order = calloc((size_t)n, sizeof(int));
   if (!t || !req || !order) MPI_Abort(MPI_COMM_WORLD, 1);
+  int m = 0;  /* this rank's sends, by due time (stable insertion sort) */
+  for (int i = 0; i < n; ++i)
+    if (src[i] == rank) order[m++] = i;
+  for (int a = 1; a < m; ++a)
+    for (int b = a; b > 0 && after && after[order[b]] < after[order[b - 1]]; --b) {
+      const int x = order[b];
+      order[b] = order[b - 1];
+      order[b - 1] = x;
+    }
   for (int r = 0; r < reps; ++r) {
     int k = 0;
     MPI_Barrier(MPI_COMM_WORLD);
@@ -221,15 +230,6 @@ static double flows_once(long bytes, int reps, const int *src, const int *dst, c
     for (int i = 0; i < n; ++i)
       if (dst[i] == rank)
         MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
-    int m = 0;
-    for (int i = 0; i < n; ++i)
-      if (src[i] == rank) order[m++] = i;
-    for (int a = 1; a < m; ++a)  /* insertion sort by due time, stable */
-      for (int b = a; b > 0 && after && after[order[b]] < after[order[b - 1]]; --b) {
-        const int x = order[b];
-        order[b] = order[b - 1];
-        order[b - 1] = x;
-      }
     for (int j = 0; j < m; ++j) {
       const int i = order[j];
       /* A late message waits here, progressing those already posted. */

@@ -86,13 +86,11 @@ ContentionChoice contention(const RunRecord& run, const std::string& by) {
   if (run.exchange_series && run.exchange_series->seconds.size() == 2) {
     const double one = run.exchange_series->seconds[0], two = run.exchange_series->seconds[1];
     c.exchange_efficiency = exchange_efficiency(one, two, c.node_radix);
-    // What the model gives two pairs' messages besides the efficiency.
-    const double links = c.node_radix <= 0 ? 1.0 : std::min(1.0, c.node_radix / 2.0);
     char text[320];
     std::snprintf(text, sizeof text,
                   "; exchange_efficiency T(1)/(T(2) min(1, node_radix/2)) = %.2f from 1 and 2 pairs exchanging %ld B "
                   "both ways at once between the first two hosts (%.1f and %.1f us)%s",
-                  two > 0 ? one / (two * links) : 0.0, static_cast<long>(o.concurrency_bytes), one * 1e6, two * 1e6,
+                  exchange_share(one, two, c.node_radix), static_cast<long>(o.concurrency_bytes), one * 1e6, two * 1e6,
                   c.exchange_efficiency < 1 ? "" : ", taken as 1 (within 5 %)");
     c.source += text;
   }

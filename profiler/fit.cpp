@@ -250,10 +250,15 @@ std::vector<Span> split_regimes(const std::vector<double>& x, const std::vector<
   return parts.spans(chosen);
 }
 
+double exchange_share(double one, double two, int node_radix) {
+  if (!(one > 0) || !(two > 0)) return 0;
+  const double links = node_radix <= 0 ? 1.0 : std::min(1.0, node_radix / 2.0);
+  return one / (two * links);
+}
+
 double exchange_efficiency(double one, double two, int node_radix) {
   if (!(one > 0) || !(two > 0)) return 1;
-  const double links = node_radix <= 0 ? 1.0 : std::min(1.0, node_radix / 2.0);
-  const double share = std::round(one / (two * links) * 100) / 100;
+  const double share = std::round(exchange_share(one, two, node_radix) * 100) / 100;
   if (share >= 0.95) return 1;
   return std::max(0.05, share);
 }

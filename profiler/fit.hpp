@@ -148,5 +148,7 @@ RadixFit radix_from_concurrency(const std::vector<int>& k, const std::vector<dou
 // it rounds to 0.95 or more or a time is not positive (noise, not a property
 // of the network).
 double exchange_efficiency(double one, double two, int node_radix);
+// The unrounded T(1) / (T(2) min(1, c/2)) above (0 where a time is not positive).
+double exchange_share(double one, double two, int node_radix);
 
 }  // namespace gencoll::loggp

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 namespace gencoll::loggp {
 
@@ -91,6 +93,21 @@ LevelData measure_level(PairClient& c, const Options& o) {
   return d;
 }
 
+namespace {
+
+// The ranks of host 0 and of host 1, in rank order: the pairs of the
+// measurements between the first two hosts are (left[i], right[i]).
+std::pair<std::vector<int>, std::vector<int>> first_two_hosts(const std::vector<int>& host_of) {
+  std::pair<std::vector<int>, std::vector<int>> hosts;
+  for (std::size_t r = 0; r < host_of.size(); ++r) {
+    if (host_of[r] == 0) hosts.first.push_back(static_cast<int>(r));
+    if (host_of[r] == 1) hosts.second.push_back(static_cast<int>(r));
+  }
+  return hosts;
+}
+
+}  // namespace
+
 ConcurrencySeries measure_concurrency(PairClient& c, const Options& o) {
   ConcurrencySeries s;
   for (int k = 1; k <= o.concurrency_max; k *= 2) {
@@ -101,11 +118,7 @@ ConcurrencySeries measure_concurrency(PairClient& c, const Options& o) {
 }
 
 ConcurrencySeries measure_exchanges(const Options& o, const std::vector<int>& host_of, int rank) {
-  std::vector<int> left, right;
-  for (std::size_t r = 0; r < host_of.size(); ++r) {
-    if (host_of[r] == 0) left.push_back(static_cast<int>(r));
-    if (host_of[r] == 1) right.push_back(static_cast<int>(r));
-  }
+  const auto [left, right] = first_two_hosts(host_of);
   ConcurrencySeries s;
   if (left.size() < 2 || right.size() < 2) return s;
   const auto bytes = static_cast<std::size_t>(o.concurrency_bytes);
@@ -155,11 +168,7 @@ std::size_t buffer_bytes(const Options& o) {
 ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank) {
   // If j pairs streaming between two hosts take as long as one, the node has
   // (at least) j ports' worth of NIC.
-  std::vector<int> left, right;
-  for (std::size_t r = 0; r < host_of.size(); ++r) {
-    if (host_of[r] == 0) left.push_back(static_cast<int>(r));
-    if (host_of[r] == 1) right.push_back(static_cast<int>(r));
-  }
+  const auto [left, right] = first_two_hosts(host_of);
   const int jmax = std::min({static_cast<int>(left.size()), static_cast<int>(right.size()), o.concurrency_max});
   ConcurrencySeries s;
   for (int j = 1; j <= jmax; j *= 2) {

@@ -61,20 +61,24 @@ void SharedLinks::count_exchange(const Flow& f, int delta) {
   const bool is = c[0] > 0 && c[1] > 0;
   if (c[0] == 0 && c[1] == 0) s_.conns.erase(f.conn);
   if (was == is) return;
-  const std::uint32_t a = f.link[0], b = f.link[1] - nodes_;
-  const std::uint64_t route = static_cast<std::uint64_t>(std::min(a, b)) << 32 | std::max(a, b);
-  int& n = s_.routes[route];
+  const std::uint64_t r = route(f);
+  int& n = s_.routes[r];
   n += is ? 1 : -1;
-  if (n == 0) s_.routes.erase(route);
+  if (n == 0) s_.routes.erase(r);
+  const std::uint32_t a = f.link[0], b = f.link[1] - nodes_;
   for (std::uint32_t l : {a, b, nodes_ + a, nodes_ + b}) mark(l);
+}
+
+std::uint64_t SharedLinks::route(const Flow& f) const {
+  const std::uint32_t a = f.link[0], b = f.link[1] - nodes_;
+  return static_cast<std::uint64_t>(std::min(a, b)) << 32 | std::max(a, b);
 }
 
 bool SharedLinks::slowed(const Flow& f) const {
   if (!exchanges()) return false;
   const auto c = s_.conns.find(f.conn);
   if (c == s_.conns.end() || c->second[0] == 0 || c->second[1] == 0) return false;
-  const std::uint32_t a = f.link[0], b = f.link[1] - nodes_;
-  const auto r = s_.routes.find(static_cast<std::uint64_t>(std::min(a, b)) << 32 | std::max(a, b));
+  const auto r = s_.routes.find(route(f));
   return r != s_.routes.end() && r->second >= 2;
 }
 

@@ -113,6 +113,8 @@ class SharedLinks {
   // Slot's message joins (+1) or leaves (-1) its connection.
   void count_exchange(const Flow& f, int delta);
   bool slowed(const Flow& f) const;
+  // Its two nodes, lower << 32 | higher (a flow from a way out to a way in).
+  std::uint64_t route(const Flow& f) const;
 
   Storage& s_;
   std::uint32_t stamp_ = 0;

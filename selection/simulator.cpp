@@ -348,10 +348,11 @@ class Engine {
       // eagerly, two exchanges take the links' time), so only messages above
       // the level's rendezvous size count (all of them where it has none).
       const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
+      const double work = wire_time(s.v, loggp(s).G);
       if (nics_.exchanges() && (rndv == 0 || s.v > static_cast<double>(rndv)))
-        nics_.start_exchange(t, wire_time(s.v, loggp(s).G), i, ids, s.rank, ops_[s.partner].rank);
+        nics_.start_exchange(t, work, i, ids, s.rank, ops_[s.partner].rank);
       else
-        nics_.start(t, wire_time(s.v, loggp(s).G), i, ids, 2);
+        nics_.start(t, work, i, ids, 2);
       reshare_at(t);
     } else {
       switch (nics_.fire(what, t)) {
