@@ -49,7 +49,11 @@ profiles=()
 # COLLECTIVE ENTRY CONFIG: one profile of rank 0 (MPMD: rank 1 without valgrind).
 count() {
   local file=$out/callgrind.$1.${3/:/-}
-  local args=("$bench" --coll "$1" -m "$size:$size" -i 20000 -x 10 --max-time 60 --rounds 1 --sweep "$3")
+  # A fixed number of calls for every configuration (no --max-time, which
+  # fits the count to the first call's time: under valgrind gencoll's first
+  # call generates the schedule, so it ran 20x fewer calls and every count
+  # carried 1/1000 of the generation, some 60 instructions).
+  local args=("$bench" --coll "$1" -m "$size:$size" -i 20000 -x 10 --rounds 1 --sweep "$3")
   "${launch[@]}" -n 1 valgrind --tool=callgrind --toggle-collect="$2" --callgrind-out-file="$file" "${args[@]}" \
     : -n 1 "${args[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
     { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }

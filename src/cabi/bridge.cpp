@@ -126,8 +126,11 @@ void gencoll_run_failed(gencoll::CallbackRun*, int) {}
 namespace gencoll {
 namespace {
 
-// The thread's schedules (MPICH gives no per-communicator hook here, and a
-// lock was a tenth of a small call's own time): the last few calls', found by
+// The thread's schedules, for the glues' calls that are not kept with their
+// communicator (the MPICH module keeps each communicator's last call shapes,
+// mpich-4.0.2-5-comm-memo.patch; MPI_Reduce_scatter's calls and the callback
+// table's are not kept; a lock was a tenth of a small call's own time): the
+// last few calls', found by
 // comparing the call as the glue wrote it, and the recent ones by canonical
 // parameters. Applications repeat a few call shapes in a loop (MPICH's own
 // MPI_Barrier broadcasts a byte between two of a benchmark's calls); the
@@ -234,7 +237,8 @@ ThreadSchedules::Memo& memo_entry(ThreadSchedules& ts, const gencoll_call* call)
   // only with counters enough for it.
   if (ts.next == ts.last) ts.next = (ts.next + 1) % ts.memo.size();
   std::shared_ptr<const CachedSchedule> sched = checked_schedule(call, ts.recent);
-  if (ts.work.size() < 2 * sched->program.ops.size()) ts.work.resize(2 * sched->program.ops.size());
+  if (ts.work.size() < GENCOLL_WORK_WORDS(sched->program.ops.size()))
+    ts.work.resize(GENCOLL_WORK_WORDS(sched->program.ops.size()));
   ThreadSchedules::Memo& m = ts.memo[ts.next];
   m.schedule = std::move(sched);
   m.call = *call;
@@ -289,6 +293,7 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
     if (last.schedule && same_call(last.call, *call)) {
       *program = &last.view;
       *work = ts.work.data();
+      (*work)[0] = 0;  // the thread's programs share the counters
       return 0;
     }
     const ThreadSchedules::Memo& prev = ts.memo[ts.prev];
@@ -296,6 +301,7 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
       ts.touch(ts.prev);
       *program = &prev.view;
       *work = ts.work.data();
+      (*work)[0] = 0;
       return 0;
     }
   }
@@ -305,10 +311,12 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
     } else {
       ts.held = checked_schedule(call, ts.recent);
       ts.view = c_view(ts.held->program);
-      if (ts.work.size() < 2 * ts.held->program.ops.size()) ts.work.resize(2 * ts.held->program.ops.size());
+      if (ts.work.size() < GENCOLL_WORK_WORDS(ts.held->program.ops.size()))
+        ts.work.resize(GENCOLL_WORK_WORDS(ts.held->program.ops.size()));
       *program = &ts.view;
     }
     *work = ts.work.data();
+    (*work)[0] = 0;
     return 0;
   });
 }
@@ -333,7 +341,7 @@ int gencoll_mpich_program_hold(const gencoll_call* call, gencoll_program_hold** 
     // another call shape in between rebuilds nothing.
     h->schedule = checked_schedule(call, schedules().recent);
     h->view = c_view(h->schedule->program);
-    h->work.resize(std::max<std::size_t>(2 * h->schedule->program.ops.size(), 1));
+    h->work.resize(GENCOLL_WORK_WORDS(h->schedule->program.ops.size()));  // zero: not at rest
     *program = &h->view;
     *work = h->work.data();
     *hold = h.release();
@@ -360,7 +368,8 @@ int gencoll_mpich_run(const gencoll_call* call, const gencoll_transport* t, char
     }
     std::vector<std::uint32_t>& work = nested ? own_work : ts.work;
     std::vector<std::uint32_t>& op_of = nested ? own_op_of : ts.op_of;
-    if (work.size() < 2 * p->ops.size()) work.resize(2 * p->ops.size());
+    if (work.size() < GENCOLL_WORK_WORDS(p->ops.size())) work.resize(GENCOLL_WORK_WORDS(p->ops.size()));
+    work[0] = 0;  // shared by the thread's programs: counters of another one
     if (op_of.size() < p->messages) op_of.resize(p->messages);
     const gencoll_program view = c_view(*p);
     CallbackRun run{t, &op_of, {}};

@@ -25,7 +25,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 6
+#define GENCOLL_MPICH_ABI_VERSION 7
 
 enum gencoll_coll {
     GENCOLL_ALLGATHER = 0,
@@ -129,7 +129,15 @@ struct gencoll_program {
  * dependency cycle: a bug in gencoll); no MPI uses it as an error code. */
 #define GENCOLL_RUN_EBUG INT_MIN
 
-/* The program of one call, and room for 2 * nops counters the runner works
+/* The runner's working words for a program of `nops` ops (gencoll_run.h):
+ * work[0] says whether the dependency counters after it are at rest (equal to
+ * the program's `pending`, as a run that finished leaves them, so the next run
+ * of the same program copies nothing), then the counters and the ready list.
+ * Whoever hands out `work` for a different program sets work[0] to 0. */
+#define GENCOLL_WORK_WORDS(nops) (1 + 2 * (size_t) (nops))
+#define GENCOLL_WORK_AT_REST 0x52455354u
+
+/* The program of one call, and GENCOLL_WORK_WORDS(nops) words the runner works
  * in. Both belong to the calling thread and stay valid until its next call
  * into gencoll, so a glue runs the program before calling again. Returns 0,
  * or GENCOLL_MPICH_EINTERNAL with a message in `err`. */

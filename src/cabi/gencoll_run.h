@@ -49,8 +49,14 @@ struct gencoll_fault {
     int code;
 };
 
+#if defined(__GNUC__)
+#define GENCOLL_RUN_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define GENCOLL_RUN_ALWAYS_INLINE inline
+#endif
+
 /* A transport call's result, with the injected failure where it falls. */
-static inline int gencoll_run_result(GENCOLL_RUN_CTX * c, int rc, const struct gencoll_fault *fault,
+static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_result(GENCOLL_RUN_CTX * c, int rc, const struct gencoll_fault *fault,
                                      long *calls)
 {
     ++*calls;
@@ -61,39 +67,45 @@ static inline int gencoll_run_result(GENCOLL_RUN_CTX * c, int rc, const struct g
     return rc;
 }
 
-/* `work`: room for 2 * p->nops counters (gencoll_mpich_program hands it out).
+/* `work`: GENCOLL_WORK_WORDS(p->nops) words (gencoll_mpich_program(_hold)
+ * hands them out). Each op's dependency counter goes back to the program's
+ * count the moment the op becomes ready, so a run that finishes leaves the
+ * counters at rest and the next run of the program starts without copying
+ * them; only a run that stopped early makes the next one copy.
  * A step that fails does not stop the run: its error is kept and the run goes
  * on as though the step had finished, so every message the other ranks wait
  * for still goes out and no peer hangs (MPICH's collectives carry on after a
  * failure the same way). Only scratch that cannot be had stops it at once.
  * Returns 0, the first error, or GENCOLL_RUN_EBUG. `fault`: NULL, or a
  * failure to inject. */
-static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t * work,
-                               const struct gencoll_fault *fault)
+static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * c, const struct gencoll_program *p,
+                                                              uint32_t * work, const struct gencoll_fault *fault)
 {
-    uint32_t *pending = work, *ready = work + p->nops;
-    size_t nready = p->ninitial, finished = 0, in_flight = 0;
+    uint32_t *pending = work + 1, *ready = work + 1 + p->nops;
+    /* The ready ops: those pushed as their dependencies finish, above the
+     * program's initial ones (read in place, the last first), so the order is
+     * that of one stack holding both. */
+    size_t nready = 0, ninitial = p->ninitial, finished = 0, in_flight = 0;
     long calls = 0;
     int rc, first = 0;
-    if (p->nops > 0)
-        memcpy(pending, p->pending, p->nops * sizeof(*pending));
-    if (p->ninitial > 0)
-        memcpy(ready, p->initial, p->ninitial * sizeof(*ready));
     rc = gencoll_run_scratch(c, p->tmp_count);
     if (rc != 0)
         return rc;
+    if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
+        memcpy(pending, p->pending, p->nops * sizeof(*pending));
+    work[0] = 0;                /* at rest again only once the run finished */
     first = gencoll_run_result(c, 0, fault, &calls);
     while (finished < p->nops) {
-        while (nready > 0) {
-            const uint32_t i = ready[--nready];
+        while (nready > 0 || ninitial > 0) {
+            const uint32_t i = nready > 0 ? ready[--nready] : p->initial[--ninitial];
             const struct gencoll_op *o = &p->ops[i];
             int posted = 0;
             rc = 0;
             switch (o->kind) {
                 case GENCOLL_OP_SEND:
                 case GENCOLL_OP_RECV:
-                    rc = gencoll_run_result(c, gencoll_run_post(c, o, i, nready == 0 && in_flight == 0, &posted),
-                                            fault, &calls);
+                    rc = gencoll_run_result(c, gencoll_run_post(c, o, i, nready == 0 && ninitial == 0 && in_flight == 0,
+                                                                &posted), fault, &calls);
                     break;
                 case GENCOLL_OP_REDUCE:
                     rc = gencoll_run_result(c, gencoll_run_reduce(c, &o->src, &o->dst), fault, &calls);
@@ -131,9 +143,13 @@ static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program
             }
             finished++;
             /* In reverse, so the lowest-numbered successor runs first. */
-            for (uint32_t e = o->succ_begin + o->succ_count; e-- > o->succ_begin;)
-                if (--pending[p->succ[e]] == 0)
-                    ready[nready++] = p->succ[e];
+            for (uint32_t e = o->succ_begin + o->succ_count; e-- > o->succ_begin;) {
+                const uint32_t m = p->succ[e];
+                if (--pending[m] == 0) {
+                    pending[m] = p->pending[m];
+                    ready[nready++] = m;
+                }
+            }
         }
         if (finished == p->nops)
             break;
@@ -155,12 +171,28 @@ static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program
         for (size_t j = 0; j < n; j++) {
             const struct gencoll_op *o = &p->ops[done[j]];
             finished++;
-            for (uint32_t e = o->succ_begin + o->succ_count; e-- > o->succ_begin;)
-                if (--pending[p->succ[e]] == 0)
-                    ready[nready++] = p->succ[e];
+            for (uint32_t e = o->succ_begin + o->succ_count; e-- > o->succ_begin;) {
+                const uint32_t m = p->succ[e];
+                if (--pending[m] == 0) {
+                    pending[m] = p->pending[m];
+                    ready[nready++] = m;
+                }
+            }
         }
     }
+    work[0] = GENCOLL_WORK_AT_REST;
     return first;
+}
+
+/* Two copies of the body: in the one every call takes the fault is a
+ * constant NULL, so the compiler drops the injection's counting and tests
+ * from each step. */
+static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t * work,
+                               const struct gencoll_fault *fault)
+{
+    if (fault != NULL)
+        return gencoll_run_program_body(c, p, work, fault);
+    return gencoll_run_program_body(c, p, work, NULL);
 }
 
 #endif /* GENCOLL_RUN_H_INCLUDED */

@@ -126,6 +126,9 @@ static char *addr(struct ctx *c, int buf, uint64_t offset)
 /* The transport of gencoll_run.h: the PML and Open MPI's datatype and op
  * engines, called directly. */
 
+/* The steps are inlined into the runner: each runs in every call of a loop. */
+#define GENCOLL_GLUE_STEP static inline __attribute__((always_inline))
+
 static int gencoll_run_scratch(struct ctx *c, uint64_t count)
 {
     if (count == 0) return OMPI_SUCCESS;
@@ -167,7 +170,7 @@ static int track(struct ctx *c, ompi_request_t *req, uint32_t op)
     return OMPI_SUCCESS;
 }
 
-static int gencoll_run_post(struct ctx *c, const struct gencoll_op *o, uint32_t op, int alone, int *in_flight)
+GENCOLL_GLUE_STEP int gencoll_run_post(struct ctx *c, const struct gencoll_op *o, uint32_t op, int alone, int *in_flight)
 {
     ompi_request_t *req = NULL;
     int rc;
@@ -234,7 +237,7 @@ __attribute__((noinline)) static int gencoll_run_wait(struct ctx *c, uint32_t *o
     }
 }
 
-static int gencoll_run_reduce(struct ctx *c, const struct gencoll_range *in, const struct gencoll_range *inout)
+GENCOLL_GLUE_STEP int gencoll_run_reduce(struct ctx *c, const struct gencoll_range *in, const struct gencoll_range *inout)
 {
     if (in->count == 0) return OMPI_SUCCESS;
     ompi_op_reduce(c->op, addr(c, in->buf, in->offset), addr(c, inout->buf, inout->offset), (size_t) in->count,
@@ -242,7 +245,7 @@ static int gencoll_run_reduce(struct ctx *c, const struct gencoll_range *in, con
     return OMPI_SUCCESS;
 }
 
-static int gencoll_run_copy(struct ctx *c, const struct gencoll_range *src, const struct gencoll_range *dst)
+GENCOLL_GLUE_STEP int gencoll_run_copy(struct ctx *c, const struct gencoll_range *src, const struct gencoll_range *dst)
 {
     if (dst->count == 0) return OMPI_SUCCESS;
     char *to = addr(c, dst->buf, dst->offset);
@@ -361,7 +364,7 @@ static int run(int coll, int alg, int k, int node_size, const struct gencoll_pro
     for (size_t i = 0; i < c.nactive; i++) ompi_request_cancel(c.active[i].req);
     for (size_t i = 0; i < c.nactive; i++) ompi_request_wait(&c.active[i].req, MPI_STATUS_IGNORE);
     if (c.active != c.active_inline) free(c.active);
-    free(c.tmp);
+    if (c.tmp != NULL) free(c.tmp);
     return rc;
 }
 

@@ -559,7 +559,7 @@ TEST_CASE("the C ABI's held programs outlive the thread's memo", "[executor][mpi
     INFO("op " << i);
     CHECK(std::memcmp(&program->ops[i], &ops[i], sizeof(gencoll_op)) == 0);
   }
-  work[2 * program->nops - 1] = 1;  // its counters are its own, as many as the runner needs
+  work[GENCOLL_WORK_WORDS(program->nops) - 1] = 1;  // its counters are its own, as many as the runner needs
   gencoll_mpich_program_release(hold);
   gencoll_mpich_program_release(nullptr);
 

@@ -54,6 +54,10 @@ extern const int MPII_Gencoll_radix_cvar_count;
  * libgencoll-mpich speaks this glue's ABI. */
 int MPII_Gencoll_init(void);
 
+/* Called from MPII_Coll_comm_cleanup: releases the programs the communicator
+ * kept (MPIR_Comm.gencoll, mpich-4.0.2-5-comm-memo.patch). */
+void MPII_Gencoll_comm_cleanup(MPIR_Comm * comm);
+
 /* For the csel JSON parser: parses the value of a "k=" key. Returns 0 and sets
  * *k, or records a message naming the key (see MPIR_Csel_record_error). */
 int MPII_Gencoll_parse_k(const char *key, const char *value, int *k);

@@ -63,7 +63,9 @@ static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
     }
 }
 
-/* The transport of gencoll_run.h: direct calls into MPICH, no callback. */
+/* The transport of gencoll_run.h: direct calls into MPICH, no callback, the
+ * steps inlined into the runner (each runs in every call of a loop). */
+#define GENCOLL_GLUE_STEP static inline __attribute__((always_inline))
 
 static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
 {
@@ -129,7 +131,7 @@ static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, uint32_t op)
     return MPI_SUCCESS;
 }
 
-static int gencoll_run_post(struct gencoll_ctx *c, const struct gencoll_op *o, uint32_t op,
+GENCOLL_GLUE_STEP int gencoll_run_post(struct gencoll_ctx *c, const struct gencoll_op *o, uint32_t op,
                             int alone, int *in_flight)
 {
     MPIR_Request *req = NULL;
@@ -208,7 +210,7 @@ __attribute__((noinline)) static int gencoll_run_wait(struct gencoll_ctx *c, uin
     return mpi_errno;
 }
 
-static int gencoll_run_reduce(struct gencoll_ctx *c, const struct gencoll_range *in,
+GENCOLL_GLUE_STEP int gencoll_run_reduce(struct gencoll_ctx *c, const struct gencoll_range *in,
                               const struct gencoll_range *inout)
 {
     if (in->count == 0)
@@ -218,7 +220,7 @@ static int gencoll_run_reduce(struct gencoll_ctx *c, const struct gencoll_range 
                              c->datatype, c->op);
 }
 
-static int gencoll_run_copy(struct gencoll_ctx *c, const struct gencoll_range *src,
+GENCOLL_GLUE_STEP int gencoll_run_copy(struct gencoll_ctx *c, const struct gencoll_range *src,
                             const struct gencoll_range *dst)
 {
     if (dst->count == 0)
@@ -246,6 +248,131 @@ static void gencoll_run_failed(struct gencoll_ctx *c, int mpi_errno)
 
 #define GENCOLL_RUN_CTX struct gencoll_ctx
 #include "gencoll_run.h"
+
+/* The programs of a communicator's last call shapes, two per collective (a
+ * loop's call and another beside it, such as the one-byte bcast of MPICH's
+ * own barrier). Collectives on one communicator never run concurrently (MPI
+ * orders them), so a call finds its program here with a few compares: no
+ * lock, no thread-local lookup, no call into the C++ core. The decision is
+ * MPICH's (CVARs or the selection file, before the glue is called), so the
+ * key is the call's algorithm and what its schedule depends on beyond the
+ * communicator. */
+#define GENCOLL_COMM_SHAPES 2
+
+struct MPII_Gencoll_shape {
+    struct gencoll_program_hold *hold;  /* NULL: empty */
+    const struct gencoll_program *program;
+    uint32_t *work;
+    uint64_t count;
+    int alg, k, root, commutative;
+};
+
+struct MPII_Gencoll_comm {
+    struct MPII_Gencoll_shape shape[GENCOLL_COLL_COUNT][GENCOLL_COMM_SHAPES];
+};
+
+void MPII_Gencoll_comm_cleanup(MPIR_Comm * comm)
+{
+    struct MPII_Gencoll_comm *g = comm->gencoll;
+    if (!g)
+        return;
+    for (int c = 0; c < GENCOLL_COLL_COUNT; c++)
+        for (int i = 0; i < GENCOLL_COMM_SHAPES; i++)
+            gencoll_mpich_program_release(g->shape[c][i].hold);
+    MPL_free(g);
+    comm->gencoll = NULL;
+}
+
+static inline int gencoll_same_shape(const struct MPII_Gencoll_shape *s, int alg, int k,
+                                     uint64_t count, int root, int commutative)
+{
+    return s->hold && s->count == count && s->alg == alg && s->k == k && s->root == root &&
+        s->commutative == commutative;
+}
+
+/* A call the communicator does not keep: its program asked of the core, and
+ * kept in place of the communicator's oldest shape of the collective.
+ * MPI_Reduce_scatter's calls (their recvcounts are the caller's) and any call
+ * where the memo cannot be had take the core's thread-local program instead,
+ * valid until the thread's next call. */
+static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uint64_t count,
+                             int root, int commutative, const MPI_Aint * recvcounts,
+                             const struct gencoll_program **program, uint32_t ** work, char *err,
+                             size_t errlen)
+{
+    struct gencoll_call call = {
+        .coll = coll,.alg = alg,.k = k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
+        .root = root,.commutative = commutative,.count = count,.counts = NULL
+    };
+    if (recvcounts) {
+        /* As the core reads them (MPI_Aint may be narrower than uint64_t),
+         * during gencoll_mpich_program only. */
+        uint64_t counts_inline[GENCOLL_INLINE_REQUESTS];
+        uint64_t *counts = call.p <= GENCOLL_INLINE_REQUESTS ? counts_inline
+            : MPL_malloc(call.p * sizeof(*counts), MPL_MEM_COLL);
+        if (!counts) {
+            snprintf(err, errlen, "out of memory for %d recvcounts", call.p);
+            return -1;
+        }
+        for (int i = 0; i < call.p; i++)
+            counts[i] = (uint64_t) recvcounts[i];
+        call.counts = counts;
+        int rc = gencoll_mpich_program(&call, program, work, err, errlen);
+        if (counts != counts_inline)
+            MPL_free(counts);
+        return rc;
+    }
+    struct MPII_Gencoll_comm *g = comm_ptr->gencoll;
+    if (!g) {
+        g = MPL_calloc(1, sizeof(*g), MPL_MEM_COLL);
+        if (!g)
+            return gencoll_mpich_program(&call, program, work, err, errlen);
+        comm_ptr->gencoll = g;
+    }
+    struct MPII_Gencoll_shape n = {.count = count,.alg = alg,.k = k,.root = root,
+        .commutative = commutative
+    };
+    int rc = gencoll_mpich_program_hold(&call, &n.hold, &n.program, &n.work, err, errlen);
+    if (rc != 0)
+        return rc;
+    struct MPII_Gencoll_shape *s = g->shape[coll];
+    gencoll_mpich_program_release(s[GENCOLL_COMM_SHAPES - 1].hold);
+    for (int i = GENCOLL_COMM_SHAPES - 1; i > 0; i--)
+        s[i] = s[i - 1];
+    s[0] = n;
+    *program = n.program;
+    *work = n.work;
+    return 0;
+}
+
+/* The program of a call on comm_ptr: one of the communicator's kept shapes
+ * (the last first; the one before moves to the front), else gencoll_comm_miss. */
+static inline int gencoll_comm_program(MPIR_Comm * comm_ptr, int coll, int alg, int k,
+                                       uint64_t count, int root, int commutative,
+                                       const MPI_Aint * recvcounts,
+                                       const struct gencoll_program **program, uint32_t ** work,
+                                       char *err, size_t errlen)
+{
+    struct MPII_Gencoll_comm *g = comm_ptr->gencoll;
+    if (g && !recvcounts) {
+        struct MPII_Gencoll_shape *s = g->shape[coll];
+        if (gencoll_same_shape(&s[0], alg, k, count, root, commutative)) {
+            *program = s[0].program;
+            *work = s[0].work;
+            return 0;
+        }
+        if (gencoll_same_shape(&s[1], alg, k, count, root, commutative)) {
+            struct MPII_Gencoll_shape t = s[0];
+            s[0] = s[1];
+            s[1] = t;
+            *program = s[0].program;
+            *work = s[0].work;
+            return 0;
+        }
+    }
+    return gencoll_comm_miss(comm_ptr, coll, alg, k, count, root, commutative, recvcounts, program,
+                             work, err, errlen);
+}
 
 /* GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
  * of MPI_COMM_WORLD, the 2m-th call gencoll serves on a communicator other
@@ -282,26 +409,9 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
     if (count == 0)
         return MPI_SUCCESS;
 
-    struct gencoll_call call = {
-        .coll = coll,.alg = alg,.k = k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
-        .root = root,.commutative = 1,.count = (uint64_t) count,.counts = NULL
-    };
-    if (coll != GENCOLL_ALLGATHER && coll != GENCOLL_BCAST)
-        call.commutative = MPIR_Op_is_commutative(op);
-    /* MPI_Reduce_scatter's recvcounts as the core reads them (MPI_Aint may be
-     * narrower than uint64_t). */
-    uint64_t counts_inline[GENCOLL_INLINE_REQUESTS];
-    uint64_t *counts = NULL;
-    if (recvcounts) {
-        counts = call.p <= GENCOLL_INLINE_REQUESTS ? counts_inline
-            : MPL_malloc(call.p * sizeof(*counts), MPL_MEM_COLL);
-        if (!counts)
-            return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
-                                        MPI_ERR_OTHER, "**nomem", 0);
-        for (int i = 0; i < call.p; i++)
-            counts[i] = (uint64_t) recvcounts[i];
-        call.counts = counts;
-    }
+    const int p = comm_ptr->local_size;
+    const int commutative = coll == GENCOLL_ALLGATHER || coll == GENCOLL_BCAST ||
+        MPIR_Op_is_commutative(op);
     /* The collectives' entry points hand a call an algorithm cannot serve to
      * MPICH's own algorithm (allreduce_intra_gencoll.c); gencoll_mpich_program
      * refuses what still gets here rather than compute a wrong result. */
@@ -311,8 +421,8 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
         MPIR_Datatype_get_size_macro(datatype, type_size);
         fprintf(stderr, "gencoll: %s count=%ld bytes=%ld p=%d root=%d algorithm=%s k=%d\n",
                 gencoll_mpich_collective_name(coll), (long) count, (long) (count * type_size),
-                call.p, root, gencoll_mpich_algorithm_name(call.alg),
-                gencoll_mpich_effective_radix(call.alg, call.p, k));
+                p, root, gencoll_mpich_algorithm_name(alg),
+                gencoll_mpich_effective_radix(alg, p, k));
         fflush(stderr);
     }
 
@@ -320,18 +430,14 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
      * result is the caller's own contribution, as MPICH's own algorithms
      * return it, with no schedule to look up. Injected failures (tests) walk
      * the runner's steps, so they take the runner. */
-    if (call.p == 1 && gencoll_inject_rank < 0) {
-        if (counts != counts_inline)
-            MPL_free(counts);
+    if (p == 1 && gencoll_inject_rank < 0)
         return sendbuf == recvbuf ? MPI_SUCCESS :
             MPIR_Localcopy(sendbuf, sendcount, sendtype, recvbuf, count, datatype);
-    }
 
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
-    if (gencoll_mpich_program(&call, &program, &work, err, sizeof(err)) != 0) {
-        if (counts != counts_inline)
-            MPL_free(counts);
+    if (gencoll_comm_program(comm_ptr, coll, alg, k, (uint64_t) count, root, commutative, recvcounts,
+                             &program, &work, err, sizeof(err)) != 0) {
         MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                       "gencoll schedule", err);
         return mpi_errno;
@@ -374,9 +480,8 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
     }
     if (c.active != c.active_inline)
         MPL_free(c.active);
-    MPL_free(c.tmp);
-    if (counts != counts_inline)
-        MPL_free(counts);
+    if (c.tmp)
+        MPL_free(c.tmp);
 
     if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
         MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
