@@ -108,7 +108,10 @@ int gencoll_run_wait(gencoll::CallbackRun* c, uint32_t* ops, size_t cap, size_t*
     return rc;
   }
   for (std::size_t j = 0; j < *n; ++j) {
-    if (c->ids[j] >= c->op_of->size()) return GENCOLL_RUN_EBUG;
+    if (c->ids[j] >= c->op_of->size()) {
+      *n = 0;  // none of ops[] is to be read
+      return GENCOLL_RUN_EBUG;
+    }
     ops[j] = (*c->op_of)[c->ids[j]];
   }
   return 0;

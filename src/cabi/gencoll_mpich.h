@@ -138,7 +138,8 @@ struct gencoll_program {
 #define GENCOLL_WORK_AT_REST 0x52455354u
 
 /* The program of one call, and GENCOLL_WORK_WORDS(nops) words the runner works
- * in. Both belong to the calling thread and stay valid until its next call
+ * in (the thread's, shared by its programs, so never handed out at rest: each
+ * run copies the counters; a hold's below are its own). Both belong to the calling thread and stay valid until its next call
  * into gencoll, so a glue runs the program before calling again. Returns 0,
  * or GENCOLL_MPICH_EINTERNAL with a message in `err`. */
 int gencoll_mpich_program(const struct gencoll_call *call, const struct gencoll_program **program,

@@ -127,7 +127,11 @@ static char *addr(struct ctx *c, int buf, uint64_t offset)
  * engines, called directly. */
 
 /* The steps are inlined into the runner: each runs in every call of a loop. */
+#if defined(__GNUC__)
 #define GENCOLL_GLUE_STEP static inline __attribute__((always_inline))
+#else
+#define GENCOLL_GLUE_STEP static inline
+#endif
 
 static int gencoll_run_scratch(struct ctx *c, uint64_t count)
 {

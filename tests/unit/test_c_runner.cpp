@@ -4,11 +4,15 @@
 // early leaves them marked, so the next run starts from the program's counts.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <tuple>
 #include <vector>
 
+#include "coll/algorithms.hpp"
 #include "src/cabi/gencoll_mpich.h"
+#include "src/exec/program.hpp"
 
 namespace {
 
@@ -40,6 +44,37 @@ void gencoll_run_failed(Recorder*, int) {}
 #include "src/cabi/gencoll_run.h"
 
 namespace {
+
+// A message as a runner posts it: kind (0 send, 1 recv), peer, wire tag.
+using Message = std::tuple<int, int, std::uint32_t>;
+
+std::vector<Message> messages_of(const gencoll_program* p, const std::vector<std::uint32_t>& order) {
+  std::vector<Message> m;
+  for (std::uint32_t i : order) m.emplace_back(p->ops[i].kind, p->ops[i].peer, p->ops[i].tag);
+  return m;
+}
+
+// The core's C++ runner (the interposition library's) on a transport where
+// every step finishes as it is posted, as Recorder's: the order its algorithm
+// gives, which the C runner must repeat.
+struct CoreRecorder {
+  std::vector<Message> messages;
+  void scratch(std::uint64_t) {}
+  void send(int peer, std::uint32_t tag, const gencoll::Range&) { messages.emplace_back(0, peer, tag); }
+  void recv(int peer, std::uint32_t tag, const gencoll::Range&) { messages.emplace_back(1, peer, tag); }
+  gencoll::Transport::Request isend(int peer, std::uint32_t tag, const gencoll::Range& r) {
+    send(peer, tag, r);
+    return gencoll::Transport::kCompleted;
+  }
+  gencoll::Transport::Request irecv(int peer, std::uint32_t tag, const gencoll::Range& r) {
+    recv(peer, tag, r);
+    return gencoll::Transport::kCompleted;
+  }
+  void wait_some(std::vector<gencoll::Transport::Request>&) {}
+  void reduce(const gencoll::Range&, const gencoll::Range&) {}
+  void copy(const gencoll::Range&, const gencoll::Range&) {}
+  void fold(const gencoll::Range*, std::size_t, const gencoll::Range&) {}
+};
 
 std::vector<std::uint32_t> run(const gencoll_program* p, std::uint32_t* work, int hold_at = 0, int* rc = nullptr) {
   Recorder r;
@@ -77,6 +112,18 @@ TEST_CASE("C runner: a finished run leaves its counters at rest, an early stop m
   CHECK(first.size() == messages);
   CHECK(at_rest(p, work));
 
+  // The order of the core's runner on the same schedule.
+  gencoll::CollParams prm;
+  prm.coll = gencoll::Collective::allreduce;
+  prm.alg = gencoll::Algorithm::rabenseifner;
+  prm.k = 2;
+  prm.p = 6;
+  prm.rank = 3;
+  prm.count = 12;
+  CoreRecorder core;
+  gencoll::ProgramRunner().run(gencoll::compile(gencoll::generate(prm)), core);
+  CHECK(messages_of(p, first) == core.messages);
+
   // Again from rest: the same steps in the same order.
   CHECK(run(p, work) == first);
   CHECK(at_rest(p, work));
@@ -97,5 +144,39 @@ TEST_CASE("C runner: a finished run leaves its counters at rest, an early stop m
   CHECK(run(p, work) == first);
   CHECK(at_rest(p, work));
 
+  gencoll_mpich_program_release(hold);
+}
+
+TEST_CASE("C runner: the thread's shared counters are never handed out at rest") {
+  // Program A runs to the end (its counters left at rest), then program B gets
+  // the same words: B must run as from a hold of its own, not on A's counters.
+  const gencoll_call a{GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0};
+  const gencoll_call b{GENCOLL_ALLGATHER, GENCOLL_KRING, 2, 6, 3, 0, 1, 5, nullptr, 0};
+  char err[128] = "";
+  const gencoll_program* pa = nullptr;
+  std::uint32_t* wa = nullptr;
+  REQUIRE(gencoll_mpich_program(&a, &pa, &wa, err, sizeof err) == 0);
+  CHECK(wa[0] != GENCOLL_WORK_AT_REST);
+  int rc = -1;
+  run(pa, wa, 0, &rc);
+  REQUIRE(rc == 0);
+  REQUIRE(wa[0] == GENCOLL_WORK_AT_REST);
+
+  gencoll_program_hold* hold = nullptr;
+  const gencoll_program* own = nullptr;
+  std::uint32_t* own_work = nullptr;
+  REQUIRE(gencoll_mpich_program_hold(&b, &hold, &own, &own_work, err, sizeof err) == 0);
+  const std::vector<std::uint32_t> expected = run(own, own_work);
+
+  for (const gencoll_call* c : {&b, &a, &a}) {  // another program, and the last one again
+    const gencoll_program* pb = nullptr;
+    std::uint32_t* wb = nullptr;
+    REQUIRE(gencoll_mpich_program(c, &pb, &wb, err, sizeof err) == 0);
+    CHECK(wb == wa);  // the thread's words, shared
+    CHECK(wb[0] != GENCOLL_WORK_AT_REST);
+    const std::vector<std::uint32_t> got = run(pb, wb, 0, &rc);
+    CHECK(rc == 0);
+    if (c == &b) CHECK(got == expected);
+  }
   gencoll_mpich_program_release(hold);
 }

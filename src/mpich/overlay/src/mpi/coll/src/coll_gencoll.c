@@ -65,7 +65,11 @@ static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
 
 /* The transport of gencoll_run.h: direct calls into MPICH, no callback, the
  * steps inlined into the runner (each runs in every call of a loop). */
+#if defined(__GNUC__)
 #define GENCOLL_GLUE_STEP static inline __attribute__((always_inline))
+#else
+#define GENCOLL_GLUE_STEP static inline
+#endif
 
 static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
 {
@@ -249,22 +253,25 @@ static void gencoll_run_failed(struct gencoll_ctx *c, int mpi_errno)
 #define GENCOLL_RUN_CTX struct gencoll_ctx
 #include "gencoll_run.h"
 
-/* The programs of a communicator's last call shapes, two per collective (a
- * loop's call and another beside it, such as the one-byte bcast of MPICH's
- * own barrier). Collectives on one communicator never run concurrently (MPI
- * orders them), so a call finds its program here with a few compares: no
- * lock, no thread-local lookup, no call into the C++ core. The decision is
- * MPICH's (CVARs or the selection file, before the glue is called), so the
- * key is the call's algorithm and what its schedule depends on beyond the
- * communicator. */
-#define GENCOLL_COMM_SHAPES 2
+/* The programs of a communicator's recent call shapes, four per collective
+ * (a loop's calls, such as a benchmark's and the one-byte bcast of MPICH's own
+ * barrier between them). Collectives on one communicator never run
+ * concurrently (MPI orders them), so a call finds its program here with a few
+ * compares: no lock, no thread-local lookup, no call into the C++ core. A
+ * shape is kept (a program reference and counters of its own) from its second
+ * call on; its first, and every call of a loop over more shapes than are kept,
+ * takes the core's thread-local memo, as all calls did before, so no call
+ * allocates a reference only to drop it. The decision is MPICH's (CVARs or the
+ * selection file, before the glue is called), so the key is the call's
+ * algorithm and what its schedule depends on beyond the communicator. */
+#define GENCOLL_COMM_SHAPES 4
 
 struct MPII_Gencoll_shape {
-    struct gencoll_program_hold *hold;  /* NULL: empty */
+    struct gencoll_program_hold *hold;  /* NULL: seen once (or an empty slot) */
     const struct gencoll_program *program;
     uint32_t *work;
     uint64_t count;
-    int alg, k, root, commutative;
+    int alg, k, root, commutative, seen;
 };
 
 struct MPII_Gencoll_comm {
@@ -286,15 +293,24 @@ void MPII_Gencoll_comm_cleanup(MPIR_Comm * comm)
 static inline int gencoll_same_shape(const struct MPII_Gencoll_shape *s, int alg, int k,
                                      uint64_t count, int root, int commutative)
 {
-    return s->hold && s->count == count && s->alg == alg && s->k == k && s->root == root &&
+    return s->count == count && s->alg == alg && s->k == k && s->root == root &&
         s->commutative == commutative;
 }
 
-/* A call the communicator does not keep: its program asked of the core, and
- * kept in place of the communicator's oldest shape of the collective.
- * MPI_Reduce_scatter's calls (their recvcounts are the caller's) and any call
- * where the memo cannot be had take the core's thread-local program instead,
- * valid until the thread's next call. */
+/* Moves the shape at i to the front, the ones before it down by one. */
+static void gencoll_shape_to_front(struct MPII_Gencoll_shape *s, int i, struct MPII_Gencoll_shape n)
+{
+    for (; i > 0; i--)
+        s[i] = s[i - 1];
+    s[0] = n;
+}
+
+/* A call the front of the communicator's memo does not serve: a kept shape
+ * further down, a shape seen once (kept from now on), or a new one
+ * (remembered, run from the core's thread-local memo, valid until the
+ * thread's next call). MPI_Reduce_scatter's calls (their recvcounts are the
+ * caller's) and any call where the memo cannot be had take the thread-local
+ * memo too. */
 static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uint64_t count,
                              int root, int commutative, const MPI_Aint * recvcounts,
                              const struct gencoll_program **program, uint32_t ** work, char *err,
@@ -329,24 +345,37 @@ static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uin
             return gencoll_mpich_program(&call, program, work, err, errlen);
         comm_ptr->gencoll = g;
     }
-    struct MPII_Gencoll_shape n = {.count = count,.alg = alg,.k = k,.root = root,
-        .commutative = commutative
-    };
-    int rc = gencoll_mpich_program_hold(&call, &n.hold, &n.program, &n.work, err, errlen);
-    if (rc != 0)
-        return rc;
     struct MPII_Gencoll_shape *s = g->shape[coll];
-    gencoll_mpich_program_release(s[GENCOLL_COMM_SHAPES - 1].hold);
-    for (int i = GENCOLL_COMM_SHAPES - 1; i > 0; i--)
-        s[i] = s[i - 1];
-    s[0] = n;
+    int i = 0;
+    while (i < GENCOLL_COMM_SHAPES && !(s[i].seen && gencoll_same_shape(&s[i], alg, k, count, root,
+                                                                         commutative)))
+        i++;
+    if (i == GENCOLL_COMM_SHAPES) {
+        int rc = gencoll_mpich_program(&call, program, work, err, errlen);
+        if (rc != 0)
+            return rc;
+        i = GENCOLL_COMM_SHAPES - 1;
+        gencoll_mpich_program_release(s[i].hold);
+        struct MPII_Gencoll_shape n = {.count = count,.alg = alg,.k = k,.root = root,
+            .commutative = commutative,.seen = 1
+        };
+        gencoll_shape_to_front(s, i, n);
+        return 0;
+    }
+    struct MPII_Gencoll_shape n = s[i];
+    if (!n.hold) {
+        int rc = gencoll_mpich_program_hold(&call, &n.hold, &n.program, &n.work, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    gencoll_shape_to_front(s, i, n);
     *program = n.program;
     *work = n.work;
     return 0;
 }
 
-/* The program of a call on comm_ptr: one of the communicator's kept shapes
- * (the last first; the one before moves to the front), else gencoll_comm_miss. */
+/* The program of a call on comm_ptr: the communicator's last shape or the one
+ * before it (which moves to the front), else gencoll_comm_miss. */
 static inline int gencoll_comm_program(MPIR_Comm * comm_ptr, int coll, int alg, int k,
                                        uint64_t count, int root, int commutative,
                                        const MPI_Aint * recvcounts,
@@ -356,12 +385,12 @@ static inline int gencoll_comm_program(MPIR_Comm * comm_ptr, int coll, int alg, 
     struct MPII_Gencoll_comm *g = comm_ptr->gencoll;
     if (g && !recvcounts) {
         struct MPII_Gencoll_shape *s = g->shape[coll];
-        if (gencoll_same_shape(&s[0], alg, k, count, root, commutative)) {
+        if (s[0].hold && gencoll_same_shape(&s[0], alg, k, count, root, commutative)) {
             *program = s[0].program;
             *work = s[0].work;
             return 0;
         }
-        if (gencoll_same_shape(&s[1], alg, k, count, root, commutative)) {
+        if (s[1].hold && gencoll_same_shape(&s[1], alg, k, count, root, commutative)) {
             struct MPII_Gencoll_shape t = s[0];
             s[0] = s[1];
             s[1] = t;
