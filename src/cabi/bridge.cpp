@@ -161,6 +161,12 @@ struct ThreadSchedules {
   std::shared_ptr<const CachedSchedule> held;  // a call the memo does not keep
   gencoll_program view{};
   std::vector<std::uint32_t> work;  // the runner's counters
+  // The runner's words for whichever program is handed out: shared by the
+  // thread's programs, so never at rest (each run copies its counters).
+  std::uint32_t* shared_work() {
+    work[0] = 0;
+    return work.data();
+  }
   std::vector<std::uint32_t> op_of;  // gencoll_mpich_run's request ids
   bool running = false;  // gencoll_mpich_run is executing: a nested call takes its own
 };
@@ -289,22 +295,20 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
   ThreadSchedules& ts = schedules();
   // The last call's shape again (an application's loop), or the one before
   // it (a loop of two shapes, such as a benchmark's call and MPICH's barrier's
-  // one-byte bcast): its entry, view and counters as they are, nothing
-  // searched, built or grown.
+  // one-byte bcast): its entry and view as they are, nothing searched, built
+  // or grown.
   if (call->counts == nullptr) {
     const ThreadSchedules::Memo& last = ts.memo[ts.last];
     if (last.schedule && same_call(last.call, *call)) {
       *program = &last.view;
-      *work = ts.work.data();
-      (*work)[0] = 0;  // the thread's programs share the counters
+      *work = ts.shared_work();
       return 0;
     }
     const ThreadSchedules::Memo& prev = ts.memo[ts.prev];
     if (prev.schedule && same_call(prev.call, *call)) {
       ts.touch(ts.prev);
       *program = &prev.view;
-      *work = ts.work.data();
-      (*work)[0] = 0;
+      *work = ts.shared_work();
       return 0;
     }
   }
@@ -318,8 +322,7 @@ int gencoll_mpich_program(const gencoll_call* call, const gencoll_program** prog
         ts.work.resize(GENCOLL_WORK_WORDS(ts.held->program.ops.size()));
       *program = &ts.view;
     }
-    *work = ts.work.data();
-    (*work)[0] = 0;
+    *work = ts.shared_work();
     return 0;
   });
 }
