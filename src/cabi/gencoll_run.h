@@ -67,6 +67,21 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_result(GENCOLL_RUN_CTX * c, int
     return rc;
 }
 
+/* Op `o` finished: the ops waiting on it that now have all they wait for go
+ * on the ready stack, in reverse so the lowest-numbered runs first, each
+ * counter back at the program's count (at rest) as it becomes ready. */
+static GENCOLL_RUN_ALWAYS_INLINE void gencoll_run_release(const struct gencoll_program *p, const struct gencoll_op *o,
+                                                          uint32_t * pending, uint32_t * ready, size_t *nready)
+{
+    for (uint32_t e = o->succ_begin + o->succ_count; e-- > o->succ_begin;) {
+        const uint32_t m = p->succ[e];
+        if (--pending[m] == 0) {
+            pending[m] = p->pending[m];
+            ready[(*nready)++] = m;
+        }
+    }
+}
+
 /* `work`: GENCOLL_WORK_WORDS(p->nops) words (gencoll_mpich_program(_hold)
  * hands them out). Each op's dependency counter goes back to the program's
  * count the moment the op becomes ready, so a run that finishes leaves the
@@ -142,14 +157,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
                 continue;
             }
             finished++;
-            /* In reverse, so the lowest-numbered successor runs first. */
-            for (uint32_t e = o->succ_begin + o->succ_count; e-- > o->succ_begin;) {
-                const uint32_t m = p->succ[e];
-                if (--pending[m] == 0) {
-                    pending[m] = p->pending[m];
-                    ready[nready++] = m;
-                }
-            }
+            gencoll_run_release(p, o, pending, ready, &nready);
         }
         if (finished == p->nops)
             break;
@@ -169,15 +177,8 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
         }
         in_flight -= n;
         for (size_t j = 0; j < n; j++) {
-            const struct gencoll_op *o = &p->ops[done[j]];
             finished++;
-            for (uint32_t e = o->succ_begin + o->succ_count; e-- > o->succ_begin;) {
-                const uint32_t m = p->succ[e];
-                if (--pending[m] == 0) {
-                    pending[m] = p->pending[m];
-                    ready[nready++] = m;
-                }
-            }
+            gencoll_run_release(p, &p->ops[done[j]], pending, ready, &nready);
         }
     }
     work[0] = GENCOLL_WORK_AT_REST;

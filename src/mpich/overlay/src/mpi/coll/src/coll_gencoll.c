@@ -298,19 +298,24 @@ static inline int gencoll_same_shape(const struct MPII_Gencoll_shape *s, int alg
 }
 
 /* Moves the shape at i to the front, the ones before it down by one. */
-static void gencoll_shape_to_front(struct MPII_Gencoll_shape *s, int i, struct MPII_Gencoll_shape n)
+static inline void gencoll_shape_to_front(struct MPII_Gencoll_shape *s, int i, struct MPII_Gencoll_shape n)
 {
     for (; i > 0; i--)
         s[i] = s[i - 1];
     s[0] = n;
 }
 
+/* What gencoll_comm_miss returns when the copy of MPI_Reduce_scatter's
+ * recvcounts cannot be had: MPICH's **nomem, as for the scratch. */
+#define GENCOLL_COMM_NOMEM (-2)
+
 /* A call the front of the communicator's memo does not serve: a kept shape
  * further down, a shape seen once (kept from now on), or a new one
  * (remembered, run from the core's thread-local memo, valid until the
  * thread's next call). MPI_Reduce_scatter's calls (their recvcounts are the
  * caller's) and any call where the memo cannot be had take the thread-local
- * memo too. */
+ * memo too. Returns 0, GENCOLL_MPICH_EINTERNAL with a message in err, or
+ * GENCOLL_COMM_NOMEM. */
 static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uint64_t count,
                              int root, int commutative, const MPI_Aint * recvcounts,
                              const struct gencoll_program **program, uint32_t ** work, char *err,
@@ -326,10 +331,8 @@ static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uin
         uint64_t counts_inline[GENCOLL_INLINE_REQUESTS];
         uint64_t *counts = call.p <= GENCOLL_INLINE_REQUESTS ? counts_inline
             : MPL_malloc(call.p * sizeof(*counts), MPL_MEM_COLL);
-        if (!counts) {
-            snprintf(err, errlen, "out of memory for %d recvcounts", call.p);
-            return -1;
-        }
+        if (!counts)
+            return GENCOLL_COMM_NOMEM;
         for (int i = 0; i < call.p; i++)
             counts[i] = (uint64_t) recvcounts[i];
         call.counts = counts;
@@ -391,9 +394,7 @@ static inline int gencoll_comm_program(MPIR_Comm * comm_ptr, int coll, int alg, 
             return 0;
         }
         if (s[1].hold && gencoll_same_shape(&s[1], alg, k, count, root, commutative)) {
-            struct MPII_Gencoll_shape t = s[0];
-            s[0] = s[1];
-            s[1] = t;
+            gencoll_shape_to_front(s, 1, s[1]);
             *program = s[0].program;
             *work = s[0].work;
             return 0;
@@ -465,8 +466,13 @@ int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sen
 
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
-    if (gencoll_comm_program(comm_ptr, coll, alg, k, (uint64_t) count, root, commutative, recvcounts,
-                             &program, &work, err, sizeof(err)) != 0) {
+    int found = gencoll_comm_program(comm_ptr, coll, alg, k, (uint64_t) count, root, commutative,
+                                     recvcounts, &program, &work, err, sizeof(err));
+    if (found == GENCOLL_COMM_NOMEM) {
+        MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
+        return mpi_errno;
+    }
+    if (found != 0) {
         MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                       "gencoll schedule", err);
         return mpi_errno;
