@@ -33,7 +33,8 @@ probe_err=$( { ip netns add "$probe" && ip link add "${probe}v" type veth peer n
   tc qdisc replace dev "${probe}v" root handle 1: htb default 2 &&
   tc class add dev "${probe}v" parent 1: classid 1:2 htb rate 1gbit quantum 9000 &&
   tc qdisc add dev "${probe}v" parent 1:2 bfifo limit 1mb &&
-  tc filter add dev "${probe}v" parent 1: protocol ip prio 1 u32 match ip dst 198.18.0.1/32 flowid 1:2; } 2>&1 ) ||
+  tc filter add dev "${probe}v" parent 1: protocol ip prio 1 u32 match ip dst 198.18.0.1/32 flowid 1:2 &&
+  ip link set "${probe}v" gso_max_segs 1; } 2>&1 ) ||
   probe_err=${probe_err:-failed}
 ip link del "${probe}v" 2>/dev/null; ip netns del "$probe" 2>/dev/null
 [ -z "$probe_err" ] || skip "the kernel cannot make a shaped veth here: $probe_err"
@@ -54,6 +55,11 @@ prefix=
 read -r -a hydra <<< "$prefix/bin/mpiexec $(cluster mpiexec-args 2) -genv LD_LIBRARY_PATH $prefix/lib"
 read -r -a ompi <<< "mpiexec.openmpi --allow-run-as-root $(cluster mpirun-args 2) --mca btl self,vader,tcp"
 sent() { cluster nic-bytes | awk '{ s += $2 } END { print s }'; }
+# Bytes and packets the hosts' NICs sent (the bridge's side of each veth
+# receives them): one packet is one frame unless segmentation offload is on.
+frames() { cat /sys/class/net/gc${GENCOLL_CLUSTER_ID}v*/statistics/rx_bytes | awk '{ s += $1 } END { printf "%d ", s }'
+           cat /sys/class/net/gc${GENCOLL_CLUSTER_ID}v*/statistics/rx_packets | awk '{ s += $1 } END { print s }'; }
+mtu=$(cat /sys/class/net/gc${GENCOLL_CLUSTER_ID}v0/mtu)
 
 # 0. Binding: each rank on one core of its host, no core shared between hosts.
 binder=$(cluster binder)
@@ -84,15 +90,20 @@ transports() {  # NAME BIN LAUNCH...
   local a b0 b1 moved
   for a in "0 1 same" "0 2 other"; do
     read -r x y where <<< "$a"
-    b0=$(sent)
+    b0=$(sent); read -r fb0 fp0 <<< "$(frames)"
     if ! timeout 120 "$@" -n 4 "$bin" "$x" "$y" "$bytes" > "$tmp/pt.out" 2>&1 || ! grep -q ', ok$' "$tmp/pt.out"; then
       fail "$name: pair_traffic $x -> $y did not run"; sed 's/^/    | /' "$tmp/pt.out" | tail -n 8; continue
     fi
-    b1=$(sent); moved=$((b1 - b0))
+    b1=$(sent); moved=$((b1 - b0)); read -r fb1 fp1 <<< "$(frames)"
     grep -h pair_traffic "$tmp/pt.out"
     if [ "$where" = other ]; then
       [ "$moved" -ge "$bytes" ] && pass "$name: ranks on different hosts: $moved bytes crossed the NICs for $bytes sent" ||
         fail "$name: ranks on different hosts: only $moved bytes crossed the NICs for $bytes sent (shared memory between hosts?)"
+      # A frame carries at most MTU + 14 bytes (Ethernet header): larger
+      # packets are segmentation offload, which the shaper let past the rate.
+      local per=$(( (fb1 - fb0) / (fp1 - fp0 > 0 ? fp1 - fp0 : 1) ))
+      [ "$per" -le $((mtu + 14)) ] && pass "$name: the NICs carried frames of at most the MTU ($per bytes per packet on average, MTU $mtu)" ||
+        fail "$name: $per bytes per packet on the NICs, above the MTU $mtu: segmentation offload is on, so messages pass the shaper at the veth's speed"
     else
       [ "$moved" -lt $((bytes / 20)) ] && pass "$name: ranks on one host: $moved bytes on the NICs for $bytes sent (shared memory)" ||
         fail "$name: ranks on one host: $moved bytes crossed the NICs for $bytes sent (no shared memory within a host?)"
