@@ -14,7 +14,7 @@ profiler now writes it.
 
 usage: rescore.py RUN_DIR --out DIR [--build BUILD_DIR] [--set PATH=NUMBER ...]
 --set puts a number into the refitted profile before tuning (PATH: dotted keys,
-e.g. contention.exchange_efficiency=0.68): how a model parameter the run's
+e.g. contention.exchange_efficiency=0.8): how a model parameter the run's
 profiler did not measure would have scored. Writes DIR/profile.json (as scored), the tuner's files and analyze.py's
 report; prints the report.
 """
@@ -78,7 +78,7 @@ def main():
         except ValueError:
             eq = ""
         if not eq or not path:
-            fail(f"--set {item}: expected PATH=NUMBER (a finite number), e.g. contention.exchange_efficiency=0.68")
+            fail(f"--set {item}: expected PATH=NUMBER (a finite number), e.g. contention.exchange_efficiency=0.8")
     np_, hosts, per_host, rate = read_machine(a.run)
     tune = os.path.join(a.build, "selection", "gencoll-tune")
     if not os.access(tune, os.X_OK):

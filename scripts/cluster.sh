@@ -22,8 +22,9 @@
 #        cluster.sh agent [-opts] HOST CMD   what the launchers call in place of ssh
 #
 #   --rate R   each NIC's rate in each direction, tc syntax (default 1gbit)
-#   --burst B  token-bucket depth (default 2 MTUs: a message longer than that
-#              is paced at the rate; tc syntax, e.g. 18kb)
+#   --burst B  token-bucket depth (default 2 MTUs: after an idle link the
+#              first frame of a message leaves at once, the rest are paced at
+#              the rate; tc syntax, e.g. 18kb)
 #   --limit L  bytes a NIC queues before dropping (default 8mb: switch-like
 #              buffers, so that TCP backs off without losses)
 #   --mtu M    MTU of the NICs (default 9000, jumbo frames as in HPC Ethernet)
@@ -62,6 +63,9 @@ set -euo pipefail
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 id=${GENCOLL_CLUSTER_ID:-0}
 die() { echo "cluster.sh: $*" >&2; exit 1; }
+# Inside `up` once it made something: a failure that the ERR trap sees, so
+# that what was made is removed (die exits without it).
+up_failed() { echo "cluster.sh: $*" >&2; return 1; }
 [[ $id =~ ^[0-9]+$ ]] && [ "$id" -le 255 ] || die "GENCOLL_CLUSTER_ID=$id: expected an integer from 0 to 255"
 state=/run/gencoll-cluster-$id
 bridge=gcbr$id net=198.18.$id head=198.18.$id.254 nsprefix=gc$id-node vprefix=gc${id}v
@@ -200,12 +204,18 @@ up() {
     # a packet while its bucket is not empty and charges it afterwards, so a
     # 64 KB offload packet left at once, at the veth's speed, and the next
     # message paid for it. Measured on 2 hosts x 1 rank at 1 Gbit/s
-    # (2026-11-26): a 16 KiB MPI exchange timed after a barrier took 44 us
-    # where its link time is 131 (the barrier after it paid the rest); with
-    # one frame per packet, 70 us (the first frame rides the bucket), with
-    # the throughput of larger messages unchanged.
+    # (2026-11-26): MPICH's allreduce of 16 KiB, timed after a barrier, took
+    # 22 us where its link time is 131 (the barrier paid the rest); with one
+    # frame per packet 77 us (the first frame rides the bucket), 1 MiB 3-7 %
+    # slower (more packets through this machine's stack;
+    # benchmarks/results/2026-11-26-emu2x1-1gbit-fixed-radix-no-offload).
     ip link set "$v" gso_max_segs 1
     ip -n "$ns" link set eth0 gso_max_segs 1
+    # A kernel that takes the setting and ignores it would pass offload
+    # packets again: read it back.
+    [ "$(ip -d link show "$v" | grep -o 'gso_max_segs [0-9]*')" = "gso_max_segs 1" ] &&
+      [ "$(ip -n "$ns" -d link show eth0 | grep -o 'gso_max_segs [0-9]*')" = "gso_max_segs 1" ] ||
+      up_failed "this kernel does not limit $v to one frame per packet (ip link set ... gso_max_segs 1): its shaper would let offload packets past the rate"
     ip link set "$v" master "$bridge"
     ip link set "$v" up
     ip -n "$ns" addr add "$addr/24" dev eth0
@@ -233,11 +243,11 @@ up() {
     local waited=0
     until [ -f "$state/ready$i" ]; do
       sleep 0.05; waited=$((waited + 1))
-      [ $waited -lt 200 ] || die "host node$i did not start: $(cat "$state/holder$i.log")"
+      [ $waited -lt 200 ] || up_failed "host node$i did not start: $(cat "$state/holder$i.log")"
     done
     local pid
     pid=$(ip netns pids "$ns" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -n 1)
-    [ -n "$pid" ] || die "host node$i: no holder process in $ns"
+    [ -n "$pid" ] || up_failed "host node$i: no holder process in $ns"
     local mine=all
     [ "$cpus" = 0 ] || mine=$(( i * cpus ))-$(( i * cpus + cpus - 1 ))
     echo "node$i $addr $pid $mine" >> "$state/hosts"

@@ -162,7 +162,7 @@ TEST_CASE("the device radix is the best overlap of concurrent messages", "[loggp
 }
 
 TEST_CASE("the exchange efficiency is two pairs' share of the links, noise taken as 1", "[loggp][fit]") {
-  CHECK(exchange_efficiency(2.1e-3, 6.2e-3, 1) == Approx(0.68));  // the emulated cluster's UCX over TCP
+  CHECK(exchange_efficiency(2.1e-3, 6.2e-3, 1) == Approx(0.68));  // two pairs take 3x one
   CHECK(exchange_efficiency(2.1e-3, 4.2e-3, 1) == 1);
   CHECK(exchange_efficiency(2.1e-3, 4.3e-3, 1) == 1);   // 0.977: within 5 %
   CHECK(exchange_efficiency(2.1e-3, 4.43e-3, 1) == 1);  // 0.948 rounds to 0.95
