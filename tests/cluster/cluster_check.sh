@@ -34,7 +34,8 @@ probe_err=$( { ip netns add "$probe" && ip link add "${probe}v" type veth peer n
   tc class add dev "${probe}v" parent 1: classid 1:2 htb rate 1gbit quantum 9000 &&
   tc qdisc add dev "${probe}v" parent 1:2 bfifo limit 1mb &&
   tc filter add dev "${probe}v" parent 1: protocol ip prio 1 u32 match ip dst 198.18.0.1/32 flowid 1:2 &&
-  ip link set "${probe}v" gso_max_segs 1; } 2>&1 ) ||
+  ip link set "${probe}v" gso_max_segs 1 &&
+  { ip -d link show "${probe}v" | grep -q 'gso_max_segs 1 ' || echo "gso_max_segs is not applied to a veth"; }; } 2>&1 ) ||
   probe_err=${probe_err:-failed}
 ip link del "${probe}v" 2>/dev/null; ip netns del "$probe" 2>/dev/null
 [ -z "$probe_err" ] || skip "the kernel cannot make a shaped veth here: $probe_err"
