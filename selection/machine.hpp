@@ -50,6 +50,13 @@ class LoggpCurve {
   std::vector<Point> points_;
 };
 
+// Who must be inside MPI (not in a local reduce or copy) for a message's bytes
+// to move, as gencoll-loggp measures it per level (selection/PROFILES.md):
+// independent: nobody (a NIC or a DMA engine moves them); receiver: the
+// receiver (shared memory: it copies or pulls the bytes); both: sender and
+// receiver (TCP without a progress thread: rendezvous needs both).
+enum class Progress { independent, receiver, both };
+
 // One level of the hierarchy. `fanout` units of the level below (ranks, for the
 // first level) make one unit of this level; the last level spans every rank.
 struct Level {
@@ -60,6 +67,7 @@ struct Level {
   // Messages longer than this (bytes) go by rendezvous: through the NICs, their
   // bytes wait for the receive to be posted. 0: eager at every size.
   std::uint64_t rendezvous_above = 0;
+  Progress progress = Progress::independent;
 };
 
 // Costs of the local steps, per byte, and the launch overhead every step on a

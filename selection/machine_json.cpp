@@ -133,7 +133,7 @@ void read_levels(const Reader& r, const json& doc, Machine& m) {
     const std::string w = "levels[" + std::to_string(i) + "]";
     const json& lv = levels[i];
     if (!lv.is_object()) r.fail(w, "must be an object, got " + Reader::shown(lv));
-    r.only_keys(lv, w, {"name", "fanout", "loggp", "rendezvous_above"});
+    r.only_keys(lv, w, {"name", "fanout", "loggp", "rendezvous_above", "progress"});
     Level level;
     level.name = r.text(lv, w, "name", true);
     const bool last = i + 1 == levels.size();
@@ -143,6 +143,13 @@ void read_levels(const Reader& r, const json& doc, Machine& m) {
     level.loggp = read_loggp(r, r.object(lv, w, "loggp", true), w + ".loggp");
     if (lv.contains("rendezvous_above"))
       level.rendezvous_above = static_cast<std::uint64_t>(r.integer(lv, w, "rendezvous_above", 1, 1));
+    if (lv.contains("progress")) {
+      const std::string p = r.text(lv, w, "progress", true);
+      if (p == "independent") level.progress = Progress::independent;
+      else if (p == "receiver") level.progress = Progress::receiver;
+      else if (p == "both") level.progress = Progress::both;
+      else r.fail(w + ".progress", "must be \"independent\", \"receiver\" or \"both\", got \"" + p + "\"");
+    }
     level.source = r.text(lv, w, "source", false);
     for (const Level& other : m.levels)
       if (other.name == level.name) r.fail(w + ".name", "\"" + level.name + "\" is used twice");

@@ -3,7 +3,9 @@
 // served: each rank's CPU (when overheads serialise), its compute stream, its
 // send and receive channels (device radix); and each node's NIC out and in
 // (node radix), which the messages crossing it share in equal parts
-// (SharedLinks). Everything happens in event order, so the result is
+// (SharedLinks). Where a level's bytes move only while a rank is in MPI
+// (Level::progress, measured per level), they also wait for that rank's
+// compute stream. Everything happens in event order, so the result is
 // deterministic.
 #include "selection/simulator.hpp"
 
@@ -292,20 +294,24 @@ class Engine {
     const Loggp p = loggp(s);
     double* cpu = serialize_ ? &cpu_free_[s.rank] : nullptr;
     double* chan = send_chan_.earliest(s.rank);
+    const Progress progress = m_.levels[s.level].progress;
+    const bool nic = node_radix_ > 0 && s.inter_node;
     double begin = t;
     if (cpu) begin = std::max(begin, *cpu);
     if (chan) begin = std::max(begin, *chan);
+    // Bytes that move only while the sender is in MPI wait for its reduction.
+    if (!nic && progress == Progress::both) begin = std::max(begin, compute_free_[s.rank]);
     if (cpu) *cpu = begin + p.o_s;
     const double inject = begin + p.o_s;
     const double wire = wire_time(s.v, p.G);
-    if (node_radix_ > 0 && s.inter_node) {
+    if (nic) {
       if (chan) *chan = begin + std::max(p.o_s, p.g);
       if (wire <= 0) return leave(i, inject);
       const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
       if (rndv > 0 && s.v > static_cast<double>(rndv)) {
         Op& r = ops_[s.partner];
         const double h = handshake_[s.level];
-        if (r.state == kPosted) return push(std::max(inject + h, r.v) + h, kNic, i | kNicStart);
+        if (r.state == kPosted) return push(bytes_start(i, std::max(inject + h, r.v)), kNic, i | kNicStart);
         r.state = kRts;  // the bytes start when the receive is posted (post_recv)
         r.v = inject + h;
         return;
@@ -314,8 +320,33 @@ class Engine {
     }
     const double left = inject + wire;
     if (chan) *chan = left + std::max(0.0, p.g - p.o_s);
+    if (progress == Progress::both) compute_free_[s.rank] = std::max(compute_free_[s.rank], left);
     push(inject + p.L, kArrive, i);
     finish(i, left);
+  }
+
+  // A rendezvous message whose request reached its posted receive at t: the
+  // receiver answers when it is in MPI (progress receiver or both: not while
+  // it reduces), and the bytes start one handshake later, once the sender is
+  // in MPI too (both). A reduction begun after the bytes started does not
+  // pause them here (it does on TCP): the error is at most the reduction's
+  // time, small against the link's where the network decides.
+  double bytes_start(std::uint32_t send, double t) const {
+    const Op& s = ops_[send];
+    const Progress progress = m_.levels[s.level].progress;
+    if (progress != Progress::independent) t = std::max(t, compute_free_[ops_[s.partner].rank]);
+    t += handshake_[s.level];
+    if (progress == Progress::both) t = std::max(t, compute_free_[s.rank]);
+    return t;
+  }
+
+  // The bytes of a message that does not go through the NICs and whose
+  // level's bytes move only while the receiver is in MPI (shared memory: the
+  // receiver copies or pulls them): its receive spends their (m-1)G on the
+  // receiver's CPU once it is posted. 0 for every other message.
+  double pulled(const Op& send) {
+    if (m_.levels[send.level].progress == Progress::independent || (node_radix_ > 0 && send.inter_node)) return 0;
+    return wire_time(send.v, loggp(send).G);
   }
 
   // The first byte is at the destination: the bytes stream in over (m-1)G once
@@ -323,6 +354,7 @@ class Engine {
   // receives beyond the device radix, which is this wait.
   void arrive(std::uint32_t i, double t) {
     const Op& s = ops_[i];
+    if (pulled(s) > 0) return landed(i, t);  // there to be taken: the receive moves the bytes
     const Loggp p = loggp(s);
     double* chan = recv_chan_.earliest(ops_[s.partner].rank);
     const double begin = chan ? std::max(t, *chan) : t;
@@ -386,7 +418,7 @@ class Engine {
     const Op& s = ops_[i];
     Op& r = ops_[s.partner];
     if (r.state == kPosted) {
-      take_in(s.partner, std::max(t, r.v), loggp(s).o_r);
+      take_in(s.partner, std::max(t, r.v), loggp(s).o_r, pulled(s));
     } else {
       r.state = kArrived;
       r.v = t;
@@ -398,9 +430,9 @@ class Engine {
   void post_recv(std::uint32_t i, double t) {
     Op& r = ops_[i];
     if (r.state == kArrived) {
-      take_in(i, std::max(r.v, t), loggp(ops_[r.partner]).o_r);
+      take_in(i, std::max(r.v, t), loggp(ops_[r.partner]).o_r, pulled(ops_[r.partner]));
     } else if (r.state == kRts) {
-      const double start = std::max(r.v, t) + handshake_[ops_[r.partner].level];
+      const double start = bytes_start(r.partner, std::max(r.v, t));
       r.state = kPosted;
       r.v = t;
       push(start, kNic, r.partner | kNicStart);
@@ -410,14 +442,21 @@ class Engine {
     }
   }
 
-  void take_in(std::uint32_t i, double at, double o_r) {
+  // Receive i completes o_r after `at`; a pulled message's bytes (`copy`,
+  // their (m-1)G) are moved first, on a free receive channel, by the rank's
+  // CPU: after its reduction, and before its next one.
+  void take_in(std::uint32_t i, double at, double o_r, double copy) {
+    const std::uint32_t rank = ops_[i].rank;
+    double* chan = copy > 0 ? recv_chan_.earliest(rank) : nullptr;
     double begin = at;
-    if (serialize_) {
-      double& cpu = cpu_free_[ops_[i].rank];
-      begin = std::max(begin, cpu);
-      cpu = begin + o_r;
-    }
-    finish(i, begin + o_r);
+    if (copy > 0) begin = std::max(begin, compute_free_[rank]);
+    if (chan) begin = std::max(begin, *chan);
+    if (serialize_) begin = std::max(begin, cpu_free_[rank]);
+    const double end = begin + copy + o_r;
+    if (chan) *chan = begin + copy;
+    if (serialize_) cpu_free_[rank] = end;
+    if (copy > 0) compute_free_[rank] = std::max(compute_free_[rank], end);
+    finish(i, end);
   }
 
   // Reduce, copy, permute: the rank's compute stream, one step at a time, for

@@ -85,6 +85,10 @@ TEST_CASE("the minimal profile parses; units are converted to seconds", "[sim][m
                                        "\"node_level\": \"node\", \"contention\": {\"exchange_efficiency\": 0.68}"),
                                   "x.json");
   CHECK(x.contention.exchange_efficiency == 0.68);
+  CHECK(m.levels[0].progress == Progress::independent);  // unless measured otherwise
+  const Machine y = parse_machine(with("\"fanout\": 4", "\"fanout\": 4, \"progress\": \"receiver\""), "y.json");
+  CHECK(y.levels[0].progress == Progress::receiver);
+  CHECK(y.levels[1].progress == Progress::independent);
 }
 
 TEST_CASE("malformed profiles fail naming file, field and problem", "[sim][machine]") {
@@ -102,6 +106,8 @@ TEST_CASE("malformed profiles fail naming file, field and problem", "[sim][machi
   CHECK_THAT(error_of(with("\"fanout\": 4,", "")), Catch::Contains("levels[0].fanout: missing"));
   CHECK_THAT(error_of(with("\"fanout\": 4", "\"fanout\": 4, \"rendezvous_above\": 0")),
              Catch::Contains("levels[0].rendezvous_above: must be an integer >= 1, got 0"));
+  CHECK_THAT(error_of(with("\"fanout\": 4", "\"fanout\": 4, \"progress\": \"sometimes\"")),
+             Catch::Contains("levels[0].progress: must be \"independent\", \"receiver\" or \"both\", got \"sometimes\""));
   CHECK_THAT(error_of(with("{\"name\": \"system\",", "{\"name\": \"system\", \"fanout\": 2,")),
              Catch::Contains("levels[1].fanout: the last level spans all ranks"));
   CHECK_THAT(error_of(with("\"node_level\": \"node\"", "\"node_level\": \"nod\"")),

@@ -357,3 +357,63 @@ TEST_CASE("results are deterministic", "[sim][tiny]") {
   CHECK(x.rank_done == y.rank_done);
   CHECK(x.events == y.events);
 }
+
+// Measured (`nic_share overlap`, selection/PROFILES.md): through shared memory
+// a message moves only while its receiver is in MPI, over TCP a rendezvous
+// message only while both are; a reduction in between delays it.
+TEST_CASE("progress: a receiver that reduces takes a pulled message's bytes after the reduction", "[sim][tiny][progress]") {
+  Machine m = flat_machine(kP);
+  m.local.reduce_host = 10 * ns;  // 1000 elements: 10 us
+  const auto run = [&m](bool sender_reduces) {
+    ScheduleBuilder a(0, 2), b(1, 2);
+    if (sender_reduces) a.reduce(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000});
+    a.send(1, Range{Buf::send, 0, 1000});
+    b.recv(0, recv_buf(1000));
+    if (!sender_reduces) b.reduce(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000});  // independent of the receive
+    return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+  };
+  const double message = kP.o_s + 999 * kP.G + kP.L + kP.o_r;
+  SECTION("independent: the bytes move during the reduction") {
+    CHECK(run(false).rank_done[1] == Approx(10 * us));
+    CHECK(run(true).rank_done[1] == Approx(message));
+  }
+  SECTION("receiver: after it, the receiver copying; the sender's reduction delays nothing") {
+    m.levels[0].progress = Progress::receiver;
+    CHECK(run(false).rank_done[1] == Approx(10 * us + 999 * kP.G + kP.o_r));
+    CHECK(run(true).rank_done[1] == Approx(message));
+  }
+  SECTION("both: the sender's reduction delays the bytes too") {
+    m.levels[0].progress = Progress::both;
+    CHECK(run(false).rank_done[1] == Approx(10 * us + 999 * kP.G + kP.o_r));
+    CHECK(run(true).rank_done[1] == Approx(10 * us + message));
+  }
+}
+
+TEST_CASE("progress through the NICs: a rendezvous waits for the receiver's (and sender's) reduction", "[sim][tiny][progress][nic]") {
+  Machine m = rendezvous_machine();  // rendezvous above 500 B between nodes
+  m.local.reduce_host = 10 * ns;
+  const double h = kP.o_s + kP.L + kP.o_r;  // one handshake
+  const double tail = 999 * kP.G + kP.L + kP.o_r;
+  const auto run = [&m](int reducer, std::uint64_t bytes) {
+    ScheduleBuilder a(0, 2), b(1, 2);
+    ScheduleBuilder& r = reducer == 0 ? a : b;
+    r.reduce(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000});
+    a.send(1, Range{Buf::send, 0, bytes});
+    b.recv(0, recv_buf(bytes));
+    return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+  };
+  SECTION("independent") {
+    CHECK(run(1, 1000).rank_done[1] == Approx(kP.o_s + 2 * h + tail));
+  }
+  SECTION("receiver: the answer waits for the reduction; the sender's does not matter") {
+    m.levels[1].progress = Progress::receiver;
+    CHECK(run(1, 1000).rank_done[1] == Approx(10 * us + h + tail));
+    CHECK(run(0, 1000).rank_done[1] == Approx(kP.o_s + 2 * h + tail));
+    // An eager message is in the receiver's buffers before it reduces.
+    CHECK(run(1, 400).rank_done[1] == Approx(10 * us));
+  }
+  SECTION("both: the bytes wait for the sender's reduction too") {
+    m.levels[1].progress = Progress::both;
+    CHECK(run(0, 1000).rank_done[1] == Approx(10 * us + tail));
+  }
+}
