@@ -12,10 +12,11 @@ A profile written before gencoll-loggp recorded "rendezvous_above" gets it
 from its own source text (the last "protocol switch after N B"), as the
 profiler now writes it.
 
-usage: rescore.py RUN_DIR --out DIR [--build BUILD_DIR] [--set PATH=NUMBER ...]
---set puts a number into the refitted profile before tuning (PATH: dotted keys,
-e.g. contention.exchange_efficiency=0.8): how a model parameter the run's
-profiler did not measure would have scored. Writes DIR/profile.json (as scored), the tuner's files and analyze.py's
+usage: rescore.py RUN_DIR --out DIR [--build BUILD_DIR] [--set PATH=VALUE ...]
+--set puts a value into the refitted profile before tuning (PATH: dotted keys,
+a number for a list index; VALUE: a number, else a string), e.g.
+contention.exchange_efficiency=0.8 or levels.0.progress=receiver: how a model
+parameter the run's profiler did not measure would have scored. Writes DIR/profile.json (as scored), the tuner's files and analyze.py's
 report; prints the report.
 """
 import argparse
@@ -65,20 +66,20 @@ def main():
     ap.add_argument("run")
     ap.add_argument("--out", required=True)
     ap.add_argument("--build", default=os.path.join(HERE, "..", "build"))
-    ap.add_argument("--set", action="append", default=[], metavar="PATH=NUMBER")
+    ap.add_argument("--set", action="append", default=[], metavar="PATH=VALUE")
     a = ap.parse_args()
     settings = []
     for item in a.set:
         path, eq, value = item.partition("=")
         try:
-            number = float(value)
-            if not math.isfinite(number):
-                raise ValueError
-            settings.append((path.split("."), number))
+            parsed = float(value)
+            if not math.isfinite(parsed):
+                eq = ""
         except ValueError:
-            eq = ""
-        if not eq or not path:
-            fail(f"--set {item}: expected PATH=NUMBER (a finite number), e.g. contention.exchange_efficiency=0.8")
+            parsed = value
+        if not eq or not path or not value:
+            fail(f"--set {item}: expected PATH=VALUE (a finite number or a word), e.g. contention.exchange_efficiency=0.8")
+        settings.append((path.split("."), parsed))
     np_, hosts, per_host, rate = read_machine(a.run)
     tune = os.path.join(a.build, "selection", "gencoll-tune")
     if not os.access(tune, os.X_OK):
@@ -102,9 +103,16 @@ def main():
         for keys, value in settings:
             node = profile
             for k in keys[:-1]:
-                node = node.setdefault(k, {})
-                if not isinstance(node, dict):
-                    fail(f"--set {'.'.join(keys)}: {k} is not an object in the profile")
+                if isinstance(node, list):
+                    if not k.isdigit() or int(k) >= len(node):
+                        fail(f"--set {'.'.join(keys)}: {k} is not an index of the profile's list (0..{len(node) - 1})")
+                    node = node[int(k)]
+                else:
+                    node = node.setdefault(k, {})
+                if not isinstance(node, (dict, list)):
+                    fail(f"--set {'.'.join(keys)}: {k} is not an object or a list in the profile")
+            if not isinstance(node, dict):
+                fail(f"--set {'.'.join(keys)}: the last key must name a field of an object")
             node[keys[-1]] = value
         with open(scored, "w") as f:
             json.dump(profile, f, indent=2)

@@ -129,6 +129,7 @@ ProfileInput assemble_profile(const RunRecord& run) {
       if (!disturbed.empty())
         m.fit.notes.insert(m.fit.notes.begin(), disturbance_note(disturbed, run.levels[i].samples.size()));
       m.located = run.levels[i].located;
+      m.overlap = run.levels[i].overlap;
       m.pair = describe_rank(m.plan.a, run.reports.at(static_cast<std::size_t>(m.plan.a))) + " and " +
                describe_rank(m.plan.b, run.reports.at(static_cast<std::size_t>(m.plan.b)));
     }

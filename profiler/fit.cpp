@@ -280,4 +280,16 @@ RadixFit radix_from_concurrency(const std::vector<int>& k, const std::vector<dou
   return fit;
 }
 
+double serial_fraction(double alone, double work, double both) {
+  const double lo = std::max(alone, work), span = std::min(alone, work);
+  if (!(span > 0)) return 0;
+  return (both - lo) / span;
+}
+
+std::string progress_of(const OverlapSample& s) {
+  const bool receiver = serial_fraction(s.alone, s.work, s.receiver_busy) > 0.5;
+  const bool sender = serial_fraction(s.alone, s.work, s.sender_busy) > 0.5;
+  return receiver ? (sender ? "both" : "receiver") : "independent";
+}
+
 }  // namespace gencoll::loggp

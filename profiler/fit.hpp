@@ -48,6 +48,22 @@ struct SizePoint {
 SizePoint derive(const SizeSample& s);
 
 double median(std::vector<double> v);  // of a non-empty vector
+// One message of `bytes` alone and while one side spins `work` seconds
+// outside MPI between posting it and waiting (medians, seconds).
+struct OverlapSample {
+  double bytes = 0, work = 0, alone = 0, receiver_busy = 0, sender_busy = 0;
+};
+
+// Where a time with work lies between the message and the work overlapped
+// (0: max of the two) and serialised (1: their sum).
+double serial_fraction(double alone, double work, double both);
+
+// The profile's `progress` (selection/PROFILES.md) from an overlap sample:
+// "receiver" where the receiver's spin serialises the message (fraction above
+// one half), "both" where the sender's does too, else "independent" (a
+// message that waits for its sender alone is not modelled: "independent").
+std::string progress_of(const OverlapSample& s);
+
 // The q-quantile (0 <= q <= 1), interpolated between order statistics:
 // quantile(v, 0.5) is the median, quantile(v, 0) the minimum.
 double quantile(std::vector<double> v, double q);

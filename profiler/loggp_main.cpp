@@ -147,6 +147,7 @@ void print_summary(const nlohmann::ordered_json& profile, const std::string& pat
   for (const auto& lv : profile["levels"]) {
     std::printf("level %s", lv["name"].get<std::string>().c_str());
     if (lv.contains("fanout")) std::printf(" (fanout %d)", lv["fanout"].get<int>());
+    if (lv.contains("progress")) std::printf(", progress %s", lv["progress"].get<std::string>().c_str());
     std::printf("\n  %12s %10s %10s %10s %10s %12s\n", "bytes", "L_us", "o_s_us", "o_r_us", "g_us", "G_ns/B");
     const auto& lg = lv["loggp"];
     if (lg.contains("table"))

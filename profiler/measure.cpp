@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -81,6 +82,23 @@ void locate_steps(PairClient& c, const Options& o, LevelFit& fit) {
   }
 }
 
+// Who must be in MPI for a message's bytes to move: the largest size (above
+// every protocol switch), capped at 4 MiB, alone and with either side spinning
+// outside MPI for about the message's own time between posting and waiting,
+// so that overlapped and serialised differ by a factor of two.
+OverlapSample measure_overlap(PairClient& c, const Options& o) {
+  using Busy = PairClient::Busy;
+  OverlapSample s;
+  s.bytes = static_cast<double>(std::min<std::uint64_t>(o.sizes.back(), std::uint64_t{4} << 20));
+  const auto bytes = static_cast<std::size_t>(s.bytes);
+  const auto time = [&](double work, Busy busy) { return quantile(c.overlap(bytes, work, busy, o.reps, o.warmup), o.quantile); };
+  s.alone = time(0, Busy::nobody);
+  s.work = s.alone;
+  s.receiver_busy = time(s.work, Busy::receiver);
+  s.sender_busy = time(s.work, Busy::sender);
+  return s;
+}
+
 }  // namespace
 
 LevelData measure_level(PairClient& c, const Options& o) {
@@ -90,6 +108,7 @@ LevelData measure_level(PairClient& c, const Options& o) {
   if (o.refine) locate_steps(c, o, fit);
   d.steps = fit.steps;
   d.located.assign(fit.steps.size(), o.refine);
+  d.overlap = measure_overlap(c, o);
   return d;
 }
 

@@ -14,7 +14,7 @@ constexpr int kCommandTag = 7001;
 constexpr int kDataTag = 7002;
 constexpr int kResultTag = 7003;
 
-enum Kind { kStop = 0, kPrtt = 1, kReceiveOverhead = 2, kConcurrent = 3 };
+enum Kind { kStop = 0, kPrtt = 1, kReceiveOverhead = 2, kConcurrent = 3, kOverlap = 4 };
 
 // kind, bytes, n, delay, reps, warmup: doubles carry every field exactly.
 constexpr int kCommandFields = 6;
@@ -110,6 +110,23 @@ std::vector<double> PairClient::concurrent(int k, std::size_t bytes, int reps, i
   return t;
 }
 
+std::vector<double> PairClient::overlap(std::size_t bytes, double work, Busy busy, int reps, int warmup) {
+  command(kOverlap, static_cast<double>(bytes), static_cast<int>(busy), work, reps, warmup);
+  const int count = static_cast<int>(bytes);
+  std::vector<double> t;
+  for (int r = 0; r < warmup + reps; ++r) {
+    MPI_Request req;
+    const double start = MPI_Wtime();
+    check(MPI_Isend(buf_.data(), count, MPI_BYTE, server_, kDataTag, comm_, &req), "MPI_Isend");
+    if (busy == Busy::sender) spin_for(work);
+    check(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait");
+    check(MPI_Recv(nullptr, 0, MPI_BYTE, server_, kDataTag, comm_, MPI_STATUS_IGNORE), "MPI_Recv (ack)");
+    const double end = MPI_Wtime();
+    if (r >= warmup) t.push_back(end - start);
+  }
+  return t;
+}
+
 void serve_pair(MPI_Comm comm, int client, std::size_t buffer_bytes) {
   std::vector<char> buf(buffer_bytes, 0);
   std::vector<MPI_Request> req;
@@ -156,6 +173,15 @@ void serve_pair(MPI_Comm comm, int client, std::size_t buffer_bytes) {
                             client, kDataTag, comm, &req[static_cast<std::size_t>(i)]),
                   "MPI_Irecv");
           check(MPI_Waitall(n, req.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+          check(MPI_Send(nullptr, 0, MPI_BYTE, client, kDataTag, comm), "MPI_Send (ack)");
+        }
+        break;
+      case kOverlap:
+        for (int r = 0; r < total; ++r) {
+          MPI_Request rq;
+          check(MPI_Irecv(buf.data(), count, MPI_BYTE, client, kDataTag, comm, &rq), "MPI_Irecv");
+          if (n == static_cast<int>(PairClient::Busy::receiver)) spin_for(delay);
+          check(MPI_Wait(&rq, MPI_STATUS_IGNORE), "MPI_Wait");
           check(MPI_Send(nullptr, 0, MPI_BYTE, client, kDataTag, comm), "MPI_Send (ack)");
         }
         break;

@@ -25,6 +25,11 @@ class PairClient {
   std::vector<double> receive_overhead(std::size_t bytes, double delay, int reps, int warmup);
   // Time for k messages posted at once (MPI_Isend x k, MPI_Waitall) to be received.
   std::vector<double> concurrent(int k, std::size_t bytes, int reps, int warmup);
+  // Time for one message (MPI_Isend, MPI_Irecv, MPI_Wait) to be received and
+  // acknowledged while `busy` spins `work` seconds outside MPI between posting
+  // and waiting: nobody, the receiver (server) or the sender (client).
+  enum class Busy { nobody = 0, receiver = 1, sender = 2 };
+  std::vector<double> overlap(std::size_t bytes, double work, Busy busy, int reps, int warmup);
 
  private:
   void command(int kind, double bytes, int n, double delay, int reps, int warmup);

@@ -119,6 +119,18 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
     // until the receive is posted (selection/PROFILES.md).
     if (!params[i]->fit.steps.empty())
       j["rendezvous_above"] = static_cast<std::uint64_t>(params[i]->fit.steps.back());
+    if (const auto& x = params[i]->overlap) {
+      j["progress"] = progress_of(*x);
+      char text[400];
+      std::snprintf(text, sizeof text,
+                    "; progress from one message of %.0f B: %.1f us alone, %.1f us while the receiver spun %.1f us "
+                    "outside MPI between posting and waiting (%.2f of the way from overlapped to serialised), "
+                    "%.1f us while the sender did (%.2f); above 0.5 the bytes wait for that side",
+                    x->bytes, x->alone * 1e6, x->receiver_busy * 1e6, x->work * 1e6,
+                    serial_fraction(x->alone, x->work, x->receiver_busy), x->sender_busy * 1e6,
+                    serial_fraction(x->alone, x->work, x->sender_busy));
+      if (params[i] == &lv) j["source"] = j["source"].get<std::string>() + text;
+    }
     levels.push_back(j);
   }
   doc["levels"] = levels;

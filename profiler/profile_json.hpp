@@ -18,6 +18,7 @@ struct MeasuredLevel {
   LevelFit fit;           // empty regimes: not measured (no pair shares this level only)
   std::string pair;       // the two ranks and where they ran
   std::vector<bool> located;  // per step of fit: found by bisection
+  std::optional<OverlapSample> overlap;  // gives the level's "progress" where measured
 };
 
 struct LocalCosts {

@@ -6,19 +6,25 @@ namespace gencoll::loggp {
 
 namespace {
 constexpr std::size_t kSampleFields = 8;
+constexpr std::size_t kOverlapFields = 5;
 }
 
 std::vector<double> encode(const LevelData& d) {
   std::vector<double> v{static_cast<double>(d.samples.size()), static_cast<double>(d.steps.size())};
   for (const SizeSample& s : d.samples) v.insert(v.end(), {s.bytes, static_cast<double>(s.n), s.prtt1, s.prttn, s.prttd, s.delay, s.o_r, s.prtt1_min});
   for (std::size_t i = 0; i < d.steps.size(); ++i) v.insert(v.end(), {d.steps[i], d.located[i] ? 1.0 : 0.0});
+  if (d.overlap) {
+    const OverlapSample& x = *d.overlap;
+    v.insert(v.end(), {x.bytes, x.work, x.alone, x.receiver_busy, x.sender_busy});
+  }
   return v;
 }
 
 LevelData decode_level(const std::vector<double>& v) {
   if (v.size() < 2) throw std::runtime_error("decode_level: short message");
   const auto ns = static_cast<std::size_t>(v[0]), nsteps = static_cast<std::size_t>(v[1]);
-  if (v.size() != 2 + ns * kSampleFields + 2 * nsteps) throw std::runtime_error("decode_level: wrong length");
+  const std::size_t base = 2 + ns * kSampleFields + 2 * nsteps;
+  if (v.size() != base && v.size() != base + kOverlapFields) throw std::runtime_error("decode_level: wrong length");
   LevelData d;
   std::size_t at = 2;
   for (std::size_t i = 0; i < ns; ++i, at += kSampleFields)
@@ -28,6 +34,7 @@ LevelData decode_level(const std::vector<double>& v) {
     d.steps.push_back(v[at]);
     d.located.push_back(v[at + 1] != 0);
   }
+  if (v.size() == base + kOverlapFields) d.overlap = OverlapSample{v[at], v[at + 1], v[at + 2], v[at + 3], v[at + 4]};
   return d;
 }
 

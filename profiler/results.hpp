@@ -4,6 +4,7 @@
 // deterministic), so only measurements travel.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "profiler/fit.hpp"
@@ -14,6 +15,7 @@ struct LevelData {
   std::vector<SizeSample> samples;  // empty: the level was not measured
   std::vector<double> steps;        // per protocol switch: the largest size below it
   std::vector<bool> located;        // per switch: found by bisection
+  std::optional<OverlapSample> overlap;  // who must be in MPI for the bytes to move
 };
 
 // Time of k messages in flight at once (or of j pairs at once), for k = 1, 2, 4, ...

@@ -49,6 +49,9 @@ assert p["source"].startswith("measured by gencoll-loggp"), p["source"]
 assert p["levels"], "no levels"
 for lv in p["levels"]:
     assert "source" in lv and "PRTT" in lv["source"], lv
+    # who must be in MPI for the bytes to move, with the times behind it
+    assert lv.get("progress") in ("independent", "receiver", "both"), lv.get("progress")
+    assert "progress from one message of" in lv["source"], lv["source"]
 for key in ("contention", "local"):
     assert "measured by gencoll-loggp" in p[key]["source"], p[key]
 assert p["contention"]["device_radix"] >= 1
@@ -56,7 +59,7 @@ assert all(p["local"][k] > 0 for k in ("reduce_host_ns_per_byte", "copy_host_ns_
 rows = list(csv.DictReader(open(sys.argv[2])))
 assert len(rows) == 11, len(rows)  # --quick: 1 B .. 1 MiB by powers of 4
 PY
-echo "ok: every number has its source; the CSV has the 11 quick sizes"
+echo "ok: every number has its source (progress $(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["levels"][0]["progress"])' "$tmp/p.json")); the CSV has the 11 quick sizes"
 
 # The profile, read as the simulator reads it (tables interpolated linearly,
 # held beyond their ends), against the measured one-way times and

@@ -118,6 +118,12 @@ TEST_CASE("reports and results survive their encodings", "[loggp][assemble]") {
   CHECK(e.samples[3].prttd == d.samples[3].prttd);
   CHECK(e.steps == d.steps);
   CHECK(e.located == d.located);
+  CHECK_FALSE(e.overlap);
+  d.overlap = OverlapSample{1 << 20, 1e-3, 1e-3, 2e-3, 1.05e-3};
+  const LevelData f = decode_level(encode(d));
+  REQUIRE(f.overlap);
+  CHECK(f.overlap->receiver_busy == 2e-3);
+  CHECK(f.overlap->sender_busy == 1.05e-3);
   CHECK_THROWS_AS(decode_level({3, 0, 1}), std::runtime_error);
   const ConcurrencySeries s{{1, 2}, {1e-3, 1.5e-3}};
   CHECK(decode_series(encode(s)).seconds == s.seconds);
@@ -132,4 +138,33 @@ TEST_CASE("sizes whose median lies far above their fastest repetition are report
   REQUIRE_FALSE(in.levels[0].fit.notes.empty());
   CHECK_THAT(in.levels[0].fit.notes[0], Catch::Contains("1 of 21 sizes") && Catch::Contains("(16 B)"));
   CHECK(in.levels[1].fit.notes.empty());
+}
+
+// Measured with nic_share overlap and by the profiler (selection/PROFILES.md):
+// shared memory waits for the receiver, TCP's rendezvous for both.
+TEST_CASE("who must be in MPI for the bytes to move becomes each level's progress", "[loggp][assemble]") {
+  CHECK(serial_fraction(1.0, 1.0, 1.0) == Approx(0));
+  CHECK(serial_fraction(1.0, 1.0, 2.0) == Approx(1));
+  CHECK(serial_fraction(2.0, 1.0, 2.5) == Approx(0.5));
+  CHECK(serial_fraction(0, 1.0, 1.0) == 0);  // nothing measured: no claim
+  const auto sample = [](double receiver, double sender) { return OverlapSample{1 << 20, 1e-3, 1e-3, receiver, sender}; };
+  CHECK(progress_of(sample(1.02e-3, 1.01e-3)) == "independent");
+  CHECK(progress_of(sample(2.0e-3, 1.05e-3)) == "receiver");
+  CHECK(progress_of(sample(1.9e-3, 1.95e-3)) == "both");
+  CHECK(progress_of(sample(1.1e-3, 1.9e-3)) == "independent");  // the sender alone: not modelled
+
+  RunRecord run = two_hosts();
+  run.levels[0].overlap = sample(2.0e-3, 1.05e-3);
+  run.levels[1].overlap = sample(1.9e-3, 1.95e-3);
+  const auto profile = build_profile(assemble_profile(run));
+  CHECK(profile["levels"][0]["progress"] == "receiver");
+  CHECK(profile["levels"][1]["progress"] == "both");
+  CHECK_THAT(profile["levels"][0]["source"].get<std::string>(),
+             Catch::Contains("2000.0 us while the receiver spun 1000.0 us outside MPI") &&
+                 Catch::Contains("(1.00 of the way from overlapped to serialised)"));
+  const auto m = gencoll::sim::parse_machine(profile.dump(), "run.json");
+  CHECK(m.levels[0].progress == gencoll::sim::Progress::receiver);
+  CHECK(m.levels[1].progress == gencoll::sim::Progress::both);
+  run.levels[1].overlap.reset();  // not measured (an older run): no field, the simulator's default
+  CHECK_FALSE(build_profile(assemble_profile(run))["levels"][1].contains("progress"));
 }
