@@ -13,6 +13,35 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return s;
 }
 
+// The CPUs of a binding list ("0-3,8"); empty where it cannot be read.
+std::vector<int> cpus_of(const std::string& list) {
+  std::vector<int> cpus;
+  std::istringstream in(list);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    int lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream one(item);
+    if (!(one >> lo)) return {};
+    hi = lo;
+    if (one >> dash && (dash != '-' || !(one >> hi) || hi < lo || hi - lo > 1 << 16)) return {};
+    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+// Two ranks of one host whose bindings overlap (or cannot be read) take turns
+// on a core: while one spins outside MPI the other cannot run, which says
+// nothing about who must be in MPI for the bytes to move.
+bool share_cpus(const RankReport& a, const RankReport& b) {
+  if (a.where.place.host != b.where.place.host) return false;
+  const std::vector<int> x = cpus_of(a.where.cpus), y = cpus_of(b.where.cpus);
+  if (x.empty() || y.empty()) return true;
+  for (int c : x)
+    if (std::find(y.begin(), y.end(), c) != y.end()) return true;
+  return false;
+}
+
 std::vector<std::string> hosts_of(const std::vector<RankReport>& reports) {
   std::vector<std::string> hosts;
   for (const RankReport& r : reports)
@@ -130,6 +159,14 @@ ProfileInput assemble_profile(const RunRecord& run) {
         m.fit.notes.insert(m.fit.notes.begin(), disturbance_note(disturbed, run.levels[i].samples.size()));
       m.located = run.levels[i].located;
       m.overlap = run.levels[i].overlap;
+      const RankReport &a = run.reports.at(static_cast<std::size_t>(m.plan.a)),
+                       &b = run.reports.at(static_cast<std::size_t>(m.plan.b));
+      if (m.overlap && share_cpus(a, b)) {
+        m.overlap.reset();
+        m.fit.notes.push_back("progress not measured: ranks " + std::to_string(m.plan.a) + " and " +
+                              std::to_string(m.plan.b) + " share CPUs (" + a.where.cpus + " and " + b.where.cpus +
+                              "), so a rank spinning outside MPI holds the other's core; bind them to cores of their own");
+      }
       m.pair = describe_rank(m.plan.a, run.reports.at(static_cast<std::size_t>(m.plan.a))) + " and " +
                describe_rank(m.plan.b, run.reports.at(static_cast<std::size_t>(m.plan.b)));
     }

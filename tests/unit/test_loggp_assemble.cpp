@@ -167,4 +167,15 @@ TEST_CASE("who must be in MPI for the bytes to move becomes each level's progres
   CHECK(m.levels[1].progress == gencoll::sim::Progress::both);
   run.levels[1].overlap.reset();  // not measured (an older run): no field, the simulator's default
   CHECK_FALSE(build_profile(assemble_profile(run))["levels"][1].contains("progress"));
+  // Ranks 0 and 1 sharing a core (an emulated host of one core): a spinning
+  // rank would hold the other's core, so no claim, and the note says why.
+  run.reports[1].where.cpus = "0-1";
+  const auto shared = build_profile(assemble_profile(run));
+  CHECK_FALSE(shared["levels"][0].contains("progress"));
+  CHECK_THAT(shared["levels"][0]["note"].get<std::string>(),
+             Catch::Contains("progress not measured: ranks 0 and 1 share CPUs (0 and 0-1)"));
+  run.reports[1].where.cpus = "1,3-4";
+  CHECK(build_profile(assemble_profile(run))["levels"][0]["progress"] == "receiver");
+  run.reports[1].where.cpus = "garbled";
+  CHECK_FALSE(build_profile(assemble_profile(run))["levels"][0].contains("progress"));
 }
