@@ -72,7 +72,7 @@ def main():
     for item in a.set:
         path, eq, value = item.partition("=")
         try:
-            parsed = float(value)
+            parsed = int(value) if re.fullmatch(r"-?[0-9]+", value) else float(value)
             if not math.isfinite(parsed):
                 eq = ""
         except ValueError:

@@ -13,19 +13,25 @@ std::string join(const std::vector<std::string>& v, const std::string& sep) {
   return s;
 }
 
-// The CPUs of a binding list ("0-3,8"); empty where it cannot be read.
+// The CPUs (hardware threads) of a binding list ("0-3,8"); empty where it
+// cannot be read.
 std::vector<int> cpus_of(const std::string& list) {
+  constexpr long kMax = 1 << 20;
   std::vector<int> cpus;
-  std::istringstream in(list);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    int lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream one(item);
-    if (!(one >> lo)) return {};
+  std::size_t at = 0;
+  const auto number = [&](long& v) {
+    const std::size_t from = at;
+    v = 0;
+    while (at < list.size() && list[at] >= '0' && list[at] <= '9' && v <= kMax) v = 10 * v + (list[at++] - '0');
+    return at > from && v <= kMax;
+  };
+  while (at < list.size()) {
+    long lo = 0, hi = 0;
+    if (!number(lo)) return {};
     hi = lo;
-    if (one >> dash && (dash != '-' || !(one >> hi) || hi < lo || hi - lo > 1 << 16)) return {};
-    for (int c = lo; c <= hi; ++c) cpus.push_back(c);
+    if (at < list.size() && list[at] == '-' && (++at, !number(hi) || hi < lo)) return {};
+    if (at < list.size() && list[at++] != ',') return {};
+    for (long c = lo; c <= hi; ++c) cpus.push_back(static_cast<int>(c));
   }
   return cpus;
 }
@@ -34,7 +40,9 @@ std::vector<int> cpus_of(const std::string& list) {
 // on a core: while one spins outside MPI the other cannot run, which says
 // nothing about who must be in MPI for the bytes to move.
 bool share_cpus(const RankReport& a, const RankReport& b) {
-  if (a.where.place.host != b.where.place.host) return false;
+  // Hosts emulated with --emulate-nodes ("name#k") are one machine.
+  const auto machine = [](const std::string& host) { return host.substr(0, host.find('#')); };
+  if (machine(a.where.place.host) != machine(b.where.place.host)) return false;
   const std::vector<int> x = cpus_of(a.where.cpus), y = cpus_of(b.where.cpus);
   if (x.empty() || y.empty()) return true;
   for (int c : x)

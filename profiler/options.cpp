@@ -18,7 +18,8 @@ and node as hwloc reports each rank's binding, and across hosts
 gencoll-tune (selection/PROFILES.md), size-dependent ("table") where the data
 show protocol switches, with the local reduce/copy/permute costs and the
 device radix measured on this machine. Needs at least 2 ranks; bind them
-(e.g. mpiexec -bind-to core) so that the socket and NUMA levels are real.
+(e.g. mpiexec -bind-to core) so that the socket and NUMA levels are real
+and each level's progress is measured (a pair sharing CPUs gets none).
 
 Output
   -o, --out FILE         the profile (default gencoll-loggp.json)

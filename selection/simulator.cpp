@@ -176,7 +176,7 @@ struct SimWorkspace::Buffers {
   Replay rp;
   std::vector<Event> heap;
   RadixQueue::Buckets buckets;
-  std::vector<double> cpu_free, compute_free, send_chan, recv_chan;
+  std::vector<double> cpu_free, compute_free, copy_free, mpi_hold, send_chan, recv_chan;
   SharedLinks::Storage nics;
   std::vector<std::uint32_t> moved;
 };
@@ -200,6 +200,8 @@ class Engine {
         serialize_(m.overheads_serialize),
         cpu_free_(ws.cpu_free),
         compute_free_(ws.compute_free),
+        copy_free_(ws.copy_free),
+        mpi_hold_(ws.mpi_hold),
         send_chan_(ws.send_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
         recv_chan_(ws.recv_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
         node_radix_(opt.contention ? m.contention.node_radix : 0),
@@ -213,6 +215,8 @@ class Engine {
       nics_.enable_exchanges(m.contention.exchange_efficiency, static_cast<std::uint32_t>(nodes_));
     cpu_free_.assign(rp_.ranks(), 0.0);
     compute_free_.assign(rp_.ranks(), 0.0);
+    copy_free_.assign(rp_.ranks(), 0.0);
+    mpi_hold_.assign(rp_.ranks(), 0.0);
     result_.rank_done.assign(rp_.ranks(), 0.0);
     for (const Level& l : m.levels) {
       curves_.push_back(CachedCurve{&l.loggp, -1, Loggp{}});
@@ -320,7 +324,7 @@ class Engine {
     }
     const double left = inject + wire;
     if (chan) *chan = left + std::max(0.0, p.g - p.o_s);
-    if (progress == Progress::both) compute_free_[s.rank] = std::max(compute_free_[s.rank], left);
+    if (progress == Progress::both) mpi_hold_[s.rank] = std::max(mpi_hold_[s.rank], left);
     push(inject + p.L, kArrive, i);
     finish(i, left);
   }
@@ -328,9 +332,11 @@ class Engine {
   // A rendezvous message whose request reached its posted receive at t: the
   // receiver answers when it is in MPI (progress receiver or both: not while
   // it reduces), and the bytes start one handshake later, once the sender is
-  // in MPI too (both). A reduction begun after the bytes started does not
-  // pause them here (it does on TCP): the error is at most the reduction's
-  // time, small against the link's where the network decides.
+  // in MPI too (both). The ranks' reductions are those already begun when
+  // the send or the receive is handled; one begun later, within the
+  // handshakes or while the bytes move, does not delay them here (it does on
+  // TCP): the error is at most a reduction's time, small against the link's
+  // where the network decides.
   double bytes_start(std::uint32_t send, double t) const {
     const Op& s = ops_[send];
     const Progress progress = m_.levels[s.level].progress;
@@ -343,9 +349,13 @@ class Engine {
   // The bytes of a message that does not go through the NICs and whose
   // level's bytes move only while the receiver is in MPI (shared memory: the
   // receiver copies or pulls them): its receive spends their (m-1)G on the
-  // receiver's CPU once it is posted. 0 for every other message.
+  // receiver's CPU once it is posted. 0 for every other message, and for an
+  // eager message between nodes (in the receiver's buffers already, as
+  // through the NICs).
   double pulled(const Op& send) {
-    if (m_.levels[send.level].progress == Progress::independent || (node_radix_ > 0 && send.inter_node)) return 0;
+    const Level& level = m_.levels[send.level];
+    if (level.progress == Progress::independent || (node_radix_ > 0 && send.inter_node)) return 0;
+    if (send.inter_node && level.rendezvous_above > 0 && send.v <= static_cast<double>(level.rendezvous_above)) return 0;
     return wire_time(send.v, loggp(send).G);
   }
 
@@ -444,18 +454,22 @@ class Engine {
 
   // Receive i completes o_r after `at`; a pulled message's bytes (`copy`,
   // their (m-1)G) are moved first, on a free receive channel, by the rank's
-  // CPU: after its reduction, and before its next one.
+  // CPU: after its reduction and its other copies, and before its next
+  // reduction.
   void take_in(std::uint32_t i, double at, double o_r, double copy) {
     const std::uint32_t rank = ops_[i].rank;
     double* chan = copy > 0 ? recv_chan_.earliest(rank) : nullptr;
     double begin = at;
-    if (copy > 0) begin = std::max(begin, compute_free_[rank]);
+    if (copy > 0) begin = std::max({begin, compute_free_[rank], copy_free_[rank]});
     if (chan) begin = std::max(begin, *chan);
     if (serialize_) begin = std::max(begin, cpu_free_[rank]);
     const double end = begin + copy + o_r;
     if (chan) *chan = begin + copy;
     if (serialize_) cpu_free_[rank] = end;
-    if (copy > 0) compute_free_[rank] = std::max(compute_free_[rank], end);
+    if (copy > 0) {
+      copy_free_[rank] = end;
+      mpi_hold_[rank] = std::max(mpi_hold_[rank], end);
+    }
     finish(i, end);
   }
 
@@ -464,7 +478,7 @@ class Engine {
   void run_local(std::uint32_t i, double t) {
     const Op& op = ops_[i];
     double& stream = compute_free_[op.rank];
-    stream = std::max(stream, t) + op.v;
+    stream = std::max({stream, t, mpi_hold_[op.rank]}) + op.v;
     finish(i, stream);
   }
 
@@ -509,7 +523,11 @@ class Engine {
   const bool serialize_;
   std::vector<CachedCurve> curves_;
   std::vector<double> handshake_;  // s, per level
-  std::vector<double>&cpu_free_, &compute_free_;
+  // compute_free_: the end of the rank's reductions and copies (outside MPI:
+  // what progress waits for); copy_free_: of the pulled messages its CPU
+  // moves in MPI; mpi_hold_: until when its CPU moves bytes in MPI, which a
+  // reduction waits for.
+  std::vector<double>&cpu_free_, &compute_free_, &copy_free_, &mpi_hold_;
   Ports send_chan_, recv_chan_;
   const int node_radix_;
   const std::size_t nodes_;

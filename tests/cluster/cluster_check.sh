@@ -201,7 +201,7 @@ print(" ".join(l["name"] for l in d["levels"]), c["node_radix"], e if 0 < e <= 1
     read -r -a f <<< "$levels"
     # progress: measured between the hosts (each rank on a core of its own);
     # not within one, whose two ranks share its one core here
-    if [ "${#f[@]}" = 6 ] && [ "${f[2]}" -ge 1 ] && [ "${f[3]}" != bad ] && [ "${f[5]}" != none ]; then
+    if [ "${#f[@]}" = 6 ] && [ "${f[2]}" -ge 1 ] && [ "${f[3]}" != bad ] && [ "${f[4]}" = none ] && [ "${f[5]}" != none ]; then
       pass "gencoll-loggp across 2 hosts: levels ${f[0]} and ${f[1]}, node_radix ${f[2]}, exchange_efficiency ${f[3]}, progress ${f[4]} and ${f[5]}, rendezvous above $(grep -o '"rendezvous_above": [0-9]*' "$tmp/profile.json" | tail -n 1 | grep -o '[0-9]*$') B"
     else
       fail "gencoll-loggp across 2 hosts: expected two levels, a measured node_radix, exchange efficiency and progress, got '$levels'"

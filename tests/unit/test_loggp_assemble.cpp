@@ -176,6 +176,15 @@ TEST_CASE("who must be in MPI for the bytes to move becomes each level's progres
              Catch::Contains("progress not measured: ranks 0 and 1 share CPUs (0 and 0-1)"));
   run.reports[1].where.cpus = "1,3-4";
   CHECK(build_profile(assemble_profile(run))["levels"][0]["progress"] == "receiver");
-  run.reports[1].where.cpus = "garbled";
-  CHECK_FALSE(build_profile(assemble_profile(run))["levels"][0].contains("progress"));
+  for (const char* unreadable : {"garbled", "1-3-5", "3-1", "1,x", "99999999999"}) {
+    run.reports[1].where.cpus = unreadable;
+    CHECK_FALSE(build_profile(assemble_profile(run))["levels"][0].contains("progress"));
+  }
+  // Hosts emulated with --emulate-nodes are one machine: CPUs compared across them.
+  run.reports[1].where.cpus = "1";
+  run.reports[0].where.place.host = "vm#0";
+  run.reports[2].where.place.host = "vm#1";
+  run.reports[2].where.cpus = "0";
+  run.levels[1].overlap = sample(1.9e-3, 1.95e-3);
+  CHECK_FALSE(build_profile(assemble_profile(run))["levels"][1].contains("progress"));
 }

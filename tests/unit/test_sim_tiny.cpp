@@ -387,6 +387,49 @@ TEST_CASE("progress: a receiver that reduces takes a pulled message's bytes afte
     CHECK(run(false).rank_done[1] == Approx(10 * us + 999 * kP.G + kP.o_r));
     CHECK(run(true).rank_done[1] == Approx(10 * us + message));
   }
+  SECTION("both: an exchange moves both ways at once (the sender's bytes hold off reductions, not receives)") {
+    m.levels[0].progress = Progress::both;
+    ScheduleBuilder a(0, 2), b(1, 2);
+    a.send(1, Range{Buf::send, 0, 1000});
+    a.recv(1, recv_buf(1000));
+    b.send(0, Range{Buf::send, 0, 1000});
+    b.recv(0, recv_buf(1000));
+    const SimResult r = simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+    CHECK(r.time == Approx(message));
+  }
+  SECTION("receiver: a reduction waits for the copy the rank began in MPI") {
+    m.local.copy_host = 10 * ns;  // 300 elements: 3 us
+    const auto run2 = [&m]() {
+      ScheduleBuilder a(0, 2), b(1, 2);
+      a.send(1, Range{Buf::send, 0, 1000});
+      b.recv(0, recv_buf(1000));
+      const Handle c = b.copy(Range{Buf::send, 0, 300}, Range{Buf::tmp, 0, 300});
+      b.reduce(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000}, {c});
+      return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+    };
+    // independent: the local copy (0-3 us), then the reduction (3-13 us); the message meanwhile
+    CHECK(run2().rank_done[1] == Approx(13 * us));
+    // receiver: the message is there at o_s + L = 2.5 us, taken in after the
+    // local copy (3 us) for (m-1)G + o_r; the reduction waits for that
+    m.levels[0].progress = Progress::receiver;
+    CHECK(run2().rank_done[1] == Approx(3 * us + 999 * kP.G + kP.o_r + 10 * us));
+  }
+}
+
+TEST_CASE("progress between nodes without a NIC model: eager messages are not pulled", "[sim][tiny][progress]") {
+  Machine m = rendezvous_machine();  // rendezvous above 500 B between nodes
+  m.contention.node_radix = 0;      // no NICs: messages between nodes take the rank's channels
+  m.levels[1].progress = Progress::receiver;
+  m.local.reduce_host = 10 * ns;
+  const auto run = [&m](std::uint64_t bytes) {
+    ScheduleBuilder a(0, 2), b(1, 2);
+    a.send(1, Range{Buf::send, 0, bytes});
+    b.recv(0, recv_buf(bytes));
+    b.reduce(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000});
+    return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+  };
+  CHECK(run(400).rank_done[1] == Approx(10 * us));                           // eager: moved meanwhile
+  CHECK(run(1000).rank_done[1] == Approx(10 * us + 999 * kP.G + kP.o_r));  // rendezvous: after it
 }
 
 TEST_CASE("progress through the NICs: a rendezvous waits for the receiver's (and sender's) reduction", "[sim][tiny][progress][nic]") {
@@ -415,5 +458,20 @@ TEST_CASE("progress through the NICs: a rendezvous waits for the receiver's (and
   SECTION("both: the bytes wait for the sender's reduction too") {
     m.levels[1].progress = Progress::both;
     CHECK(run(0, 1000).rank_done[1] == Approx(10 * us + tail));
+  }
+  SECTION("a receive posted before the request comes: answered after the receiver's reduction") {
+    // The sender copies 1000 elements first (10 us), the receiver posts at 0
+    // and reduces 2000 elements (20 us).
+    const auto late_send = [&m]() {
+      ScheduleBuilder a(0, 2), b(1, 2);
+      const Handle c = a.copy(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000});
+      a.send(1, Range{Buf::send, 0, 1000}, {c});
+      b.recv(0, recv_buf(1000));
+      b.reduce(Range{Buf::send, 0, 2000}, Range{Buf::tmp, 0, 2000});
+      return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+    };
+    CHECK(late_send().rank_done[1] == Approx(10 * us + kP.o_s + 2 * h + tail));
+    m.levels[1].progress = Progress::receiver;
+    CHECK(late_send().rank_done[1] == Approx(20 * us + h + tail));
   }
 }
