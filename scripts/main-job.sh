@@ -41,9 +41,11 @@
 # Where the job runs: inside a Slurm allocation (SLURM_JOB_ID set) hydra's own
 # Slurm support places the ranks; with --hostfile on those hosts; with
 # --emulate on the emulated cluster. Without any of them, a machine with
-# fewer cores than ranks runs the emulated cluster 4x2 at 1 Gbit/s (when root),
-# because ranks oversubscribed on a few cores measure the CPU scheduler, not
-# the algorithms; --single-node forces one node. With more ranks than cores,
+# fewer cores than ranks runs an emulated cluster at 1 Gbit/s (when root) in
+# which every rank has a core of its own: one host per core, one rank each
+# (2x1 on 2 cores; with --np N, N/2 hosts x 2 ranks or N x 1, sharing cores
+# where N exceeds them), because ranks oversubscribed on a few cores measure
+# the CPU scheduler, not the algorithms; --single-node forces one node. With more ranks than cores,
 # MPICH is built with the progress-yield option and ranks are not bound
 # (DESIGN.md, oversubscription); otherwise ranks are bound to cores. The
 # profile, the tuning (for the real shape: hosts x ranks per host) and the
@@ -92,8 +94,11 @@ elif [ -n "${SLURM_JOB_ID:-}" ]; then
   per_host=$(( ${SLURM_NTASKS:-$hosts} / hosts ))
 elif [ "$single" = 0 ] && [ "${np:-$(( cores < 4 ? 4 : cores ))}" -gt "$cores" ] && [ -z "$bundle" ]; then
   if [ "$(id -u)" = 0 ]; then
-    emulate=4x2 hosts=4 per_host=2
-    log "$cores cores are too few for ${np:-4} ranks: running on an emulated cluster of 4 hosts x 2 ranks, NICs at $rate (scripts/cluster.sh; --single-node to oversubscribe this machine instead)"
+    if [ -z "$np" ]; then hosts=$(( cores < 2 ? 2 : cores )) per_host=1
+    elif [ $(( np % 2 )) = 0 ] && [ "$np" -ge 4 ]; then hosts=$(( np / 2 )) per_host=2
+    else hosts=$np per_host=1; fi
+    emulate=${hosts}x${per_host}
+    log "$cores cores are too few for ${np:-4} ranks: running on an emulated cluster of $hosts hosts x $per_host rank(s), NICs at $rate, $([ $(( hosts * per_host )) -le "$cores" ] && echo "each rank on a core of its own" || echo "the hosts sharing the cores") (scripts/cluster.sh; --emulate NxR for another shape, --single-node to oversubscribe this machine instead)"
   else
     log "$cores cores are too few for ${np:-4} ranks and the emulated cluster needs root: oversubscribing this machine, which measures its CPU scheduler more than the algorithms"
   fi
