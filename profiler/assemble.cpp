@@ -175,8 +175,7 @@ ProfileInput assemble_profile(const RunRecord& run) {
                               std::to_string(m.plan.b) + " share CPUs (" + a.where.cpus + " and " + b.where.cpus +
                               "), so a rank spinning outside MPI holds the other's core; bind them to cores of their own");
       }
-      m.pair = describe_rank(m.plan.a, run.reports.at(static_cast<std::size_t>(m.plan.a))) + " and " +
-               describe_rank(m.plan.b, run.reports.at(static_cast<std::size_t>(m.plan.b)));
+      m.pair = describe_rank(m.plan.a, a) + " and " + describe_rank(m.plan.b, b);
     }
     in.levels.push_back(std::move(m));
   }
