@@ -28,7 +28,8 @@
 #                 messages started at once shares the links, and how that
 #                 changes from run to run (selection/PROFILES.md)
 # Writes DIR/binding.txt, profile.json, profile-raw.csv, profile.log, sweep.csv,
-# sweep.txt, flows.txt (with --flows), machine.txt. Then, where gencoll-sim is, compare offline with
+# sweep.txt, flows.txt (with --flows), machine.txt, network.txt (cluster.sh status
+# at the end: bytes, drops, TCP retransmissions per host). Then, where gencoll-sim is, compare offline with
 #   gencoll-tune --profile DIR/profile.json --shapes NxR ... (the main job's step).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,7 +79,7 @@ fi
 mkdir -p "$out"
 cluster() { bash "$top/scripts/cluster.sh" "$@"; }
 cluster up "$hosts" --rate "$rate" "${rps[@]}"
-trap 'cluster down' EXIT
+trap 'cluster status > "$out/network.txt" 2>&1; cluster down' EXIT
 read -r -a where <<< "$(cluster mpiexec-args "$per_host")"
 binder=$(cluster binder)
 # The launch, up to and including the binder: the rank's program follows.

@@ -281,10 +281,22 @@ status() {
     local alive=down
     kill -0 "$pid" 2>/dev/null && alive=up
     local i=${name#node}
-    local drops
+    local drops txdrops=? retrans=? timeouts=?
     drops=$(tc -s qdisc show dev "$vprefix$i" | awk '/dropped/ { gsub(",", ""); print $7; exit }')
-    printf '%-7s %-14s %-4s holder %-7s cores %-6s rx %s tx %s bytes, rx drops %s\n' "$name" "$addr" "$alive" "$pid" "$cpus" \
-      "$(cat /sys/class/net/"$vprefix$i"/statistics/tx_bytes)" "$(cat /sys/class/net/"$vprefix$i"/statistics/rx_bytes)" "${drops:-?}"
+    # The host's own side: its send shaper's drops and its TCP's
+    # retransmissions and retransmission timeouts, which tell a slow
+    # collective that lost packets from one that only waited.
+    if [ "$alive" = up ]; then
+      txdrops=$(nsenter -t "$pid" --net tc -s qdisc show dev eth0 2>/dev/null | awk '/dropped/ { gsub(",", ""); print $7; exit }')
+      retrans=$(awk '$1 == "Tcp:" { if (!h) { for (f = 1; f <= NF; f++) if ($f == "RetransSegs") c = f; h = 1 } else print $c }' \
+        "/proc/$pid/net/snmp" 2>/dev/null)
+      timeouts=$(awk '$1 == "TcpExt:" { if (!h) { for (f = 1; f <= NF; f++) if ($f == "TCPTimeouts") c = f; h = 1 } else print $c }' \
+        "/proc/$pid/net/netstat" 2>/dev/null)
+    fi
+    printf '%-7s %-14s %-4s holder %-7s cores %-6s rx %s tx %s bytes, rx drops %s, tx drops %s, TCP retransmitted %s, timeouts %s\n' \
+      "$name" "$addr" "$alive" "$pid" "$cpus" \
+      "$(cat /sys/class/net/"$vprefix$i"/statistics/tx_bytes)" "$(cat /sys/class/net/"$vprefix$i"/statistics/rx_bytes)" "${drops:-?}" \
+      "${txdrops:-?}" "${retrans:-?}" "${timeouts:-?}"
   done < "$state/hosts"
 }
 

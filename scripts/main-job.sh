@@ -155,7 +155,9 @@ bind=(-bind-to core) wrap=()
 where_args=()
 if [ -n "$emulate" ]; then
   bash "$top/scripts/cluster.sh" up "$hosts" --rate "$rate" "${rps[@]}"
-  trap 'bash "$top/scripts/cluster.sh" down' EXIT
+  # network.txt: what the emulated NICs carried and dropped and how often
+  # TCP retransmitted, so a slow run shows whether packets were lost.
+  trap 'bash "$top/scripts/cluster.sh" status > "$out/network.txt" 2>&1; bash "$top/scripts/cluster.sh" down' EXIT
   read -r -a where_args <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args "$per_host")"
   # hydra's -bind-to would put local rank r of every emulated host on core r
   # of the machine; the cluster's binder uses the host's own cores.
