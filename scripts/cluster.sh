@@ -33,12 +33,13 @@
 #              a real node (default: cores / N when there are at least N
 #              cores, else 0: every host on every core)
 #   --rps      the kernel's receive processing of each host's NIC (veth,
-#              bridge, qdiscs and TCP run in softirqs, on the core of the rank
-#              that sent or is receiving unless steered) on the host's last
+#              bridge, qdiscs and TCP run in softirqs) on the host's last
 #              core, which the binder leaves free when the host runs fewer
 #              ranks than it has cores: what a real NIC does in hardware then
 #              no longer competes with ranks spinning in their progress loop
-#              (needs --cpus of at least 2)
+#              (needs --cpus of at least 2). Without it, on the host's first
+#              core: always on one core, so that a flow's packets stay in
+#              order as on a real NIC
 #
 # Binding: the launchers' own binding (hydra's -bind-to core, Open MPI's
 # --bind-to core) does not see a host's cores: their hwloc reads the whole
@@ -225,11 +226,20 @@ up() {
     # rate on the bridge's side (one queue per source).
     shape_nic "ip netns exec $ns" eth0 dst "$n" "$((i + 1))"
     shape_nic "" "$v" src "$n" "$((i + 1))"
-    if [ "$rps" = 1 ]; then
-      # What host i sends enters the bridge through $v, what it receives
-      # arrives on its eth0: both are processed on its last core.
-      local mask
-      mask=$(rps_mask $(( i * cpus + cpus - 1 )))
+    # What host i sends enters the bridge through $v, what it receives
+    # arrives on its eth0: each is processed on one core. Left to itself,
+    # a veth queues a packet on whichever core sent it or ran the shaper's
+    # timer, the cores' backlogs run in parallel and packets of one flow
+    # arrive out of order, which TCP takes for loss (fast retransmissions
+    # with no drop, 2026-11-27); a real NIC keeps a flow in order. The
+    # host's first core, or with --rps its last (left free of ranks); with
+    # hosts on every core, core i modulo the cores.
+    if [ -e "/sys/class/net/$v/queues/rx-0/rps_cpus" ]; then
+      local core mask
+      if [ "$cpus" = 0 ]; then core=$(( i % cores ))
+      elif [ "$rps" = 1 ]; then core=$(( i * cpus + cpus - 1 ))
+      else core=$(( i * cpus )); fi
+      mask=$(rps_mask "$core")
       echo "$mask" > "/sys/class/net/$v/queues/rx-0/rps_cpus"
       ip netns exec "$ns" sh -c "echo $mask > /sys/class/net/eth0/queues/rx-0/rps_cpus"
     fi
