@@ -93,6 +93,9 @@ run=("${base[@]}" "$binder")
   echo "network: $(cluster status | head -n 1)"
   echo "mpich: $bundle/mpich$([ -f "$bundle/mpich/BUILD" ] && echo " ($(cat "$bundle/mpich/BUILD"))")"
   echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  # The launcher passes this environment to every rank: transport settings
+  # such as UCX_RNDV_THRESH change what is measured.
+  env | grep -E '^(UCX|MPIR_CVAR|GENCOLL)_' | sort | sed 's/^/environment: /' || true
 } > "$out/machine.txt"
 "${run[@]}" sh -c 'echo "$(hostname) rank $PMI_RANK core $(taskset -pc $$ | sed "s/.*: //")"' | sort > "$out/binding.txt"
 cat "$out/binding.txt"

@@ -187,6 +187,9 @@ launch() {
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
   echo "mpich: $prefix$([ -f "$prefix/BUILD" ] && echo " ($(cat "$prefix/BUILD"))")$([ "${ldpath%%:*}" = "${bundle:-/nonexistent}/mpich-yield/lib" ] && echo "; libraries of $(cat "$bundle/mpich-yield/BUILD")")"
   echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet 2>/dev/null || echo ' (modified)')"
+  # The launcher passes this environment to every rank: transport settings
+  # such as UCX_RNDV_THRESH change what is measured.
+  env | grep -E '^(UCX|MPIR_CVAR|GENCOLL)_' | sort | sed 's/^/environment: /' || true
 } > "$out/machine.txt"
 
 log "profiling this machine (gencoll-loggp)"
