@@ -231,7 +231,8 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
   if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --max 16384 --iters 5 \
       --max-time 0.02 --rounds 1 --out "$tmp/mj" > "$tmp/mj.out" 2>&1 &&
      grep -q '^- tuned file vs MPICH default' "$tmp/mj/report.md" &&
-     grep -q 'bound to cores of their own host' "$tmp/mj/machine.txt"; then
+     grep -q 'bound to cores of their own host' "$tmp/mj/machine.txt" &&
+     grep -q 'TCP retransmitted [0-9]' "$tmp/mj/network.txt"; then
     pass "main-job.sh --emulate 2x1: $(grep -m1 '^- tuned file vs MPICH default' "$tmp/mj/report.md")"
   else
     fail "main-job.sh --emulate 2x1"; tail -n 12 "$tmp/mj.out" | sed 's/^/    | /'
@@ -254,6 +255,20 @@ if [ "$cores" -ge 2 ] && cluster up 1 --rps > /dev/null 2>&1; then
   got=$(cluster exec node0 cat /sys/class/net/eth0/queues/rx-0/rps_cpus | sed 's/^0*//;s/,.*//')
   [ "$cores" -gt 32 ] || { [ "$got" = "$want" ] && pass "cluster.sh --rps: node0's NIC processed on core $last (mask $got)" ||
     fail "cluster.sh --rps: node0's rps_cpus is $got, expected $want (core $last)"; }
+  cluster down > /dev/null 2>&1
+fi
+
+# 8. Without --rps each host's receive processing is on one core, its first
+# (checked on the host's side of its NIC): spread over the cores that send,
+# a flow's packets arrive out of order and TCP retransmits them.
+if [ "$cores" -ge 2 ] && [ "$cores" -le 32 ] && cluster up 2 --cpus 1 > /dev/null 2>&1; then
+  ok=1
+  for i in 0 1; do
+    want=$(printf %x $(( 1 << i )))
+    host=$(cluster exec node$i cat /sys/class/net/eth0/queues/rx-0/rps_cpus | sed 's/^0*//;s/,.*//')
+    [ "$host" = "$want" ] || { ok=0; fail "cluster.sh up: node$i's eth0 rps_cpus is $host, expected $want (core $i)"; }
+  done
+  [ "$ok" = 0 ] || pass "cluster.sh up: each host's receive processing on its first core (masks 1, 2)"
   cluster down > /dev/null 2>&1
 fi
 
