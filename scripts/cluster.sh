@@ -282,6 +282,16 @@ up() {
   echo "cluster.sh: $n hosts up (node0..node$((n - 1)) at $net.1..$net.$n), NICs at $rate each way, MTU $mtu, burst $burst, queue $limit, $([ "$cpus" = 0 ] && echo "sharing all $cores cores" || echo "$cpus core(s) each")" >&2
 }
 
+# The first "dropped" count of `tc -s qdisc show` on standard input.
+qdisc_drops() { awk '/dropped/ { gsub(",", ""); print $7; exit }'; }
+
+# FILE GROUP NAME: a counter of /proc/PID/net/{snmp,netstat}, whose groups
+# are a line of names followed by a line of values.
+net_counter() {
+  awk -v g="$2:" -v n="$3" '$1 == g { if (!c) { for (f = 2; f <= NF; f++) if ($f == n) c = f } else { print $c; exit } }' \
+    "$1" 2>/dev/null
+}
+
 status() {
   if [ ! -f "$state/hosts" ]; then echo "no cluster is up"; return 0; fi
   read -r rate burst limit mtu rps < "$state/shape"
@@ -292,16 +302,14 @@ status() {
     kill -0 "$pid" 2>/dev/null && alive=up
     local i=${name#node}
     local drops txdrops=? retrans=? timeouts=?
-    drops=$(tc -s qdisc show dev "$vprefix$i" | awk '/dropped/ { gsub(",", ""); print $7; exit }')
+    drops=$(tc -s qdisc show dev "$vprefix$i" | qdisc_drops)
     # The host's own side: its send shaper's drops and its TCP's
     # retransmissions and retransmission timeouts, which tell a slow
     # collective that lost packets from one that only waited.
     if [ "$alive" = up ]; then
-      txdrops=$(nsenter -t "$pid" --net tc -s qdisc show dev eth0 2>/dev/null | awk '/dropped/ { gsub(",", ""); print $7; exit }')
-      retrans=$(awk '$1 == "Tcp:" { if (!h) { for (f = 1; f <= NF; f++) if ($f == "RetransSegs") c = f; h = 1 } else print $c }' \
-        "/proc/$pid/net/snmp" 2>/dev/null)
-      timeouts=$(awk '$1 == "TcpExt:" { if (!h) { for (f = 1; f <= NF; f++) if ($f == "TCPTimeouts") c = f; h = 1 } else print $c }' \
-        "/proc/$pid/net/netstat" 2>/dev/null)
+      txdrops=$(nsenter -t "$pid" --net tc -s qdisc show dev eth0 2>/dev/null | qdisc_drops)
+      retrans=$(net_counter "/proc/$pid/net/snmp" Tcp RetransSegs)
+      timeouts=$(net_counter "/proc/$pid/net/netstat" TcpExt TCPTimeouts)
     fi
     printf '%-7s %-14s %-4s holder %-7s cores %-6s rx %s tx %s bytes, rx drops %s, tx drops %s, TCP retransmitted %s, timeouts %s\n' \
       "$name" "$addr" "$alive" "$pid" "$cpus" \
