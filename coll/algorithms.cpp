@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "coll/algorithm_table.hpp"
+#include "coll/exchanges.hpp"
 #include "coll/generators.hpp"
 
 namespace gencoll {
@@ -141,8 +142,9 @@ Schedule generate(const CollParams& prm) {
   if (c.node_size > 0 && !prm.commutative && needs_commutative(c))
     throw std::invalid_argument(std::string("the node-aware ") + to_string(prm.coll) +
                                 " combines nodes out of rank order: it needs a commutative op");
-  if (c.node_size > 0) return smp_composition(c);
-  return implementation(prm.coll, prm.alg)->generate(c);
+  Schedule s = c.node_size > 0 ? smp_composition(c) : implementation(prm.coll, prm.alg)->generate(c);
+  post_receives_with_sends(s);
+  return s;
 }
 
 }  // namespace gencoll

@@ -83,20 +83,23 @@ Program compile(const Schedule& s) {
       o.extra_count = u32(p.moves.size() - o.extra_begin, "moves");
     }
   }
-  // Of ops that become ready together, receives are posted first (the runner
-  // pops the last of `initial` and pushes successors in reverse): a message
-  // that finds its receive posted lands in place, one that arrives first is
-  // buffered as unexpected and copied again (MPI's own algorithms post their
-  // receives first for the same reason). Only sends and receives trade
-  // places, so each peer's messages keep their order in each direction.
-  const auto receives_first = [&](auto lo, auto hi) {
-    std::stable_partition(lo, hi, [&](std::uint32_t i) { return p.ops[i].kind == OpKind::recv; });
+  // Of ops that become ready together, sends are posted first (the runner
+  // pops the last of `initial` and pushes successors in reverse). An
+  // exchange's receive becomes ready with its send (post_receives_with_sends):
+  // over TCP the rank that answers its partner's request first starts its own
+  // data and answers the partner's later request behind all of it, so the
+  // request goes out before the answer; posted within microseconds of each
+  // other, a message rarely finds its receive missing in one order and not
+  // in the other. Only sends and receives trade places, so each peer's
+  // messages keep their order in each direction.
+  const auto sends_first = [&](auto lo, auto hi) {
+    std::stable_partition(lo, hi, [&](std::uint32_t i) { return p.ops[i].kind == OpKind::send; });
   };
   for (std::size_t i = 0; i < n; ++i)
-    receives_first(p.succ.begin() + first[i], p.succ.begin() + first[i + 1]);
+    sends_first(p.succ.begin() + first[i], p.succ.begin() + first[i + 1]);
   for (std::size_t i = 0; i < n; ++i)
     if (p.pending[i] == 0) p.initial.push_back(static_cast<std::uint32_t>(i));
-  receives_first(p.initial.begin(), p.initial.end());
+  sends_first(p.initial.begin(), p.initial.end());
   std::reverse(p.initial.begin(), p.initial.end());
   return p;
 }
