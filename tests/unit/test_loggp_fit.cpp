@@ -294,3 +294,50 @@ TEST_CASE("a gap that the link's rate lifts at the regime's top sets G, it is no
   for (const std::string& n : f.notes) named = named || n.find("bends up at 4096 B") != std::string::npos;
   CHECK(named);
 }
+
+TEST_CASE("one regime whose top sizes run at the link's rate takes G from them", "[loggp][fit]") {
+  // Measured between two emulated hosts at 500 Mbit/s, one rank each (this
+  // 2-core machine, benchmarks/results/2026-11-27-emu2x1-500mbit-2r): the
+  // per-message cost is noisy (g 9-19 us up to 1 KiB), so the sizes stay one
+  // regime, and from 4 KiB every size is on the link (16.5 ns/B at 256 KiB
+  // and 1 MiB). A line through them all said 14.8 ns/B, and every large
+  // collective then measured 1.10x its prediction.
+  struct Raw {
+    double bytes, n, delay, prtt1, prttn, prttd, o_r, prtt1_min;
+  };
+  const Raw raw[] = {
+      {1, 256, 66.193, 56.716, 2872.77, 22360.5, 4.077, 46.096},
+      {4, 256, 66.624, 70.592, 2278.12, 22197.4, 4.528, 54.742},
+      {16, 256, 66.234, 84.618, 3767.06, 20880.6, 4.589, 49.623},
+      {64, 256, 62.677, 64.19, 2725.4, 23485.2, 2.555, 46.006},
+      {256, 256, 55.734, 74.949, 4296.73, 21775.5, 4.558, 53.229},
+      {1024, 256, 78.457, 65.533, 4815.64, 29250.5, 3.326, 46.507},
+      {4096, 64, 128.55, 83.616, 4262.05, 10157.8, 5.7, 49.873},
+      {16384, 16, 522.468, 221.093, 4220.86, 8648.25, 27.992, 139.26},
+      {65536, 6, 2134.83, 1853.79, 7229.89, 17976.3, 1016.45, 1767.02},
+      {262144, 6, 8491.61, 8445.3, 29503.4, 73215.8, 4397.39, 8186.66},
+      {1048576, 6, 33980.5, 34259.5, 120955, 292031, 17223, 33743.1}};
+  std::vector<SizeSample> v;
+  for (const Raw& r : raw) {
+    SizeSample m;
+    m.bytes = r.bytes;
+    m.n = static_cast<int>(r.n);
+    m.delay = r.delay * us;
+    m.prtt1 = r.prtt1 * us;
+    m.prtt1_min = r.prtt1_min * us;
+    m.prttn = r.prttn * us;
+    m.prttd = r.prttd * us;
+    m.o_r = r.o_r * us;
+    v.push_back(m);
+  }
+  const LevelFit f = fit_level(v);
+  REQUIRE(!f.regimes.empty());
+  const Regime& top = f.regimes.back();
+  const double link = (120955 - 34259.5) / 5 / (1048576 - 1) * us;  // g(1 MiB) per byte
+  CHECK(top.G == Approx(link).epsilon(0.03));
+  const auto spacing_at = [&](double s) { return std::max(top.o_s, top.g) + (s - 1) * top.G; };
+  CHECK(spacing_at(262144) == Approx((29503.4 - 8445.3) / 5 * us).epsilon(0.05));
+  bool named = false;
+  for (const std::string& n : f.notes) named = named || n.find("bends up at 1048576 B") != std::string::npos;
+  CHECK(named);
+}
