@@ -27,9 +27,12 @@ void post_receives_with_sends(Schedule& s) {
       const Handle* b = s.deps_begin(snd);
       const Handle* e = s.deps_end(snd);
       if (std::any_of(b, e, [&](Handle h) { return h >= rv[j]; })) continue;
+      std::vector<Handle>& add = extra[rv[j]];
       for (const Handle* h = b; h != e; ++h)
-        if (std::find(s.deps_begin(r), s.deps_end(r), *h) == s.deps_end(r)) extra[rv[j]].push_back(*h);
-      changed = changed || !extra[rv[j]].empty();
+        if (std::find(s.deps_begin(r), s.deps_end(r), *h) == s.deps_end(r) &&
+            std::find(add.begin(), add.end(), *h) == add.end())
+          add.push_back(*h);
+      changed = changed || !add.empty();
     }
   }
   if (!changed) return;

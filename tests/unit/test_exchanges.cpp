@@ -69,7 +69,8 @@ TEST_CASE("pairing changes no message of any algorithm", "[exchanges]") {
   // tags and ranges; a receive may only gain dependencies, nothing else does.
   int paired = 0;
   for (const AlgorithmInfo& a : algorithm_infos()) {
-    for (Collective c : {Collective::allgather, Collective::allreduce, Collective::bcast, Collective::reduce}) {
+    for (int ci = 0; ci < kCollectiveCount; ++ci) {
+      const Collective c = static_cast<Collective>(ci);
       const Implementation* impl = implementation(c, a.alg);
       if (impl == nullptr) continue;
       for (int p : {2, 3, 4, 5, 8, 9})
