@@ -8,32 +8,27 @@ namespace gencoll {
 
 void post_receives_with_sends(Schedule& s) {
   const std::size_t n = s.steps.size();
-  // Each peer's sends and receives in schedule (= tag) order.
-  std::unordered_map<int, std::vector<Handle>> sends, recvs;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Step& st = s.steps[i];
-    if (st.kind == StepKind::send) sends[st.peer].push_back(static_cast<Handle>(i));
-    if (st.kind == StepKind::recv) recvs[st.peer].push_back(static_cast<Handle>(i));
-  }
+  // Per peer, the sends to it written since the last receive from it.
+  std::unordered_map<int, std::vector<Handle>> open;
   std::vector<std::vector<Handle>> extra(n);
   bool changed = false;
-  for (const auto& [peer, rv] : recvs) {
-    const auto it = sends.find(peer);
-    if (it == sends.end()) continue;
-    const std::vector<Handle>& sv = it->second;
-    for (std::size_t j = 0; j < rv.size() && j < sv.size(); ++j) {
-      const Step& r = s.steps[rv[j]];
-      const Step& snd = s.steps[sv[j]];
-      const Handle* b = s.deps_begin(snd);
-      const Handle* e = s.deps_end(snd);
-      if (std::any_of(b, e, [&](Handle h) { return h >= rv[j]; })) continue;
-      std::vector<Handle>& add = extra[rv[j]];
-      for (const Handle* h = b; h != e; ++h)
-        if (std::find(s.deps_begin(r), s.deps_end(r), *h) == s.deps_end(r) &&
-            std::find(add.begin(), add.end(), *h) == add.end())
-          add.push_back(*h);
-      changed = changed || !add.empty();
-    }
+  for (std::size_t i = 0; i < n; ++i) {
+    const Step& st = s.steps[i];
+    if (st.kind == StepKind::send) open[st.peer].push_back(static_cast<Handle>(i));
+    if (st.kind != StepKind::recv) continue;
+    const auto it = open.find(st.peer);
+    if (it == open.end() || it->second.empty()) continue;
+    // Written before the receive, the send waits only for steps before it.
+    const Step& snd = s.steps[it->second.back()];
+    it->second.clear();
+    const Handle* b = s.deps_begin(snd);
+    const Handle* e = s.deps_end(snd);
+    std::vector<Handle>& add = extra[i];
+    for (const Handle* d = b; d != e; ++d)
+      if (std::find(s.deps_begin(st), s.deps_end(st), *d) == s.deps_end(st) &&
+          std::find(add.begin(), add.end(), *d) == add.end())
+        add.push_back(*d);
+    changed = changed || !add.empty();
   }
   if (!changed) return;
   std::vector<Handle> deps;

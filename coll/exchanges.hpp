@@ -6,28 +6,33 @@
 
 namespace gencoll {
 
-// The i-th receive from a peer and the i-th send to it are one exchange when
-// everything the send waits for comes before the receive in the schedule (a
-// step never depends on a later one); such a receive also waits for all the
-// send waits for, so a rank posts the two halves of an exchange at once (the
-// runners post the send first; see compile()). Tags count messages per peer
-// and direction, so the i-th of each are the two halves of one round of a
-// symmetric exchange; in other patterns the rule only holds a receive back
-// until this rank's own message to that peer is ready, which the peer needs
-// before it can send anyway in every collective here (the checker's
-// rendezvous run proves each schedule deadlock-free with it).
+// A receive from a peer and the last send to that peer written before it,
+// since the previous receive from the peer, are one exchange: the receive also
+// waits for all the send waits for (steps before the send, so no cycle), and a
+// rank posts the two halves of an exchange at once. The
+// generators write a round's send before its receive, so the pairs are each
+// round's halves (a scatter's earlier sends to the same peer stay unpaired);
+// the compiled runners post sends before receives that become ready together
+// (compile()), the general executor (device buffers) posts in step order.
 //
-// Why: over TCP (MPICH/UCX, Open MPI's BTL alike) a rendezvous is answered on
-// the answering rank's connection to the requester, behind the bytes it is
-// already sending there. A receive posted early (a later round's, at the
-// start) answers the partner's request at once, the partner's data starts,
-// and this rank's own request, sent when it reaches the round, is answered
-// only after all of that data: the exchange takes two message times whenever
-// the partners arrive more than a handshake apart, which after any step with
-// jitter they do. Measured on two emulated hosts
-// (benchmarks/results/2026-11-27-2c-emu2x1-handshake, -skew): a 4 MiB
-// allreduce with one rank 3 ms late took 75 ms (Rabenseifner) with receives
-// posted at the start and 40 ms posted with their sends, on time 36.
+// Outside symmetric rounds the rule can hold a receive back until this rank's
+// own next message to that peer is ready: in a k-ring group of two ranks the
+// one partner's next block may arrive before this rank has the block it sends
+// in that step, which can wait on another rank. The schedules stay
+// deadlock-free (the checker's rendezvous run over every algorithm, p <= 64
+// with every radix and a sample beyond, compositions to p = 24).
+//
+// Why: over TCP (MPICH over UCX, Open MPI's TCP BTL alike) a rendezvous is
+// answered on the answering rank's connection to the requester, behind the
+// bytes it is already sending there. A receive posted early (a later round's,
+// at the start) answers the partner's request at once, the partner's data
+// starts, and this rank's own request, sent when it reaches the round, is
+// answered only after all of that data: the exchange takes two message times
+// whenever the partners arrive more than a handshake apart, which after any
+// step with jitter they do. Measured on two emulated hosts
+// (benchmarks/results/2026-11-27-2c-emu2x1-skew): a 4 MiB allreduce with one
+// rank 3 ms late took 76 ms (Rabenseifner) with receives posted at the start
+// and 41 ms posted with their sends, 37-40 on time.
 void post_receives_with_sends(Schedule& s);
 
 }  // namespace gencoll

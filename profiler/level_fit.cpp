@@ -90,21 +90,22 @@ void fit_lines(const RegimeData& d, const FitOptions& opt, const std::string& wh
   // Kept or lifted, a top size whose gap the line misses by more than noise
   // (the 8 x 2 run: 37 us at 4 KiB where a line through the flat part said 15).
   const std::size_t top_i = d.x.size() - 1;
-  // Or the top two sizes' gaps grow as their sizes (g(s) ~ sG at both: the
+  // Or the top three sizes' gaps grow as their sizes (g(s) ~ sG at each: the
   // link's rate; a disturbance lifts one size) and the line passes below the
   // top: where every size above the hinge is on the link, the round trip
   // hinges too and is off its line as well, and a line through the whole
   // regime gives a G short of the link's (an emulated 500 Mbit/s link, one
   // regime: 14.8 ns/B for 16.5, and every large collective measured 1.10x
   // its prediction).
-  const auto grows_as_size = [&](std::size_t i) {
-    if (i == 0 || wild[i - 1] || !(d.x[i - 1] > 0) || !(d.gap[i - 1] > 0)) return false;
+  const auto grows_as_size = [&](std::size_t i) {  // from size i - 1 to size i
+    if (i == 0 || wild[i] || wild[i - 1] || !(d.x[i - 1] > 0) || !(d.gap[i - 1] > 0)) return false;
     const double q = (d.gap[i] / d.gap[i - 1]) / (d.x[i] / d.x[i - 1]);
     return q > 0.9 && q < 1.1;
   };
-  const double over = d.gap[top_i] / r.gap.at(d.x[top_i]);
-  const bool bends = lifted > 0 || (!wild[top_i] && ((over > 1 + 5 * opt.noise_floor && half_on_line(top_i)) ||
-                                                     (over > 1 + opt.noise_floor && grows_as_size(top_i))));
+  const double line_top = r.gap.at(d.x[top_i]);
+  const bool on_link = top_i >= 2 && grows_as_size(top_i) && grows_as_size(top_i - 1);
+  const bool bends = lifted > 0 || (!wild[top_i] && ((d.gap[top_i] > (1 + 5 * opt.noise_floor) * line_top && half_on_line(top_i)) ||
+                                                     (d.gap[top_i] > (1 + opt.noise_floor) * line_top && on_link)));
   if (bends) {
     const std::size_t raised = std::max<std::size_t>(lifted, 1);  // the top sizes the flat part leaves out
     std::vector<double> fx, fg;

@@ -90,8 +90,10 @@ Program compile(const Schedule& s) {
   // data and answers the partner's later request behind all of it, so the
   // request goes out before the answer; posted within microseconds of each
   // other, a message rarely finds its receive missing in one order and not
-  // in the other. Only sends and receives trade places, so each peer's
-  // messages keep their order in each direction.
+  // in the other. Sends move ahead of everything else ready (receives and
+  // local steps, which run at once anyway) and keep their order among
+  // themselves, as receives do, so each peer's messages keep their order in
+  // each direction.
   const auto sends_first = [&](auto lo, auto hi) {
     std::stable_partition(lo, hi, [&](std::uint32_t i) { return p.ops[i].kind == OpKind::send; });
   };

@@ -10,6 +10,7 @@
 #include "coll/algorithm_table.hpp"
 #include "coll/algorithms.hpp"
 #include "coll/exchanges.hpp"
+#include "coll/generators.hpp"
 #include "src/exec/program.hpp"
 
 using namespace gencoll;
@@ -64,9 +65,38 @@ TEST_CASE("a receive the send depends on is left alone", "[exchanges]") {
   CHECK(deps_of(sch, s) == std::set<Handle>{r});
 }
 
+namespace {
+
+// generate() pairs; `raw` is the same schedule before the pass. Same steps,
+// same peers, tags and ranges; a receive may only gain dependencies, nothing
+// else does. Returns how many receives gained some.
+int compare_with_raw(const Schedule& raw, const Schedule& got) {
+  int paired = 0;
+  REQUIRE(got.steps.size() == raw.steps.size());
+  for (std::size_t i = 0; i < raw.steps.size(); ++i) {
+    const Step& x = raw.steps[i];
+    const Step& y = got.steps[i];
+    REQUIRE((x.kind == y.kind && x.peer == y.peer && x.tag == y.tag && x.src == y.src && x.dst == y.dst));
+    const std::set<Handle> before = deps_of(raw, static_cast<Handle>(i));
+    const std::set<Handle> after = deps_of(got, static_cast<Handle>(i));
+    REQUIRE(std::includes(after.begin(), after.end(), before.begin(), before.end()));
+    if (x.kind != StepKind::recv) REQUIRE(after == before);
+    paired += after != before;
+  }
+  return paired;
+}
+
+Handle only_recv_from(const Schedule& s, int peer) {
+  std::vector<Handle> found;
+  for (std::size_t i = 0; i < s.steps.size(); ++i)
+    if (s.steps[i].kind == StepKind::recv && s.steps[i].peer == peer) found.push_back(static_cast<Handle>(i));
+  REQUIRE(found.size() == 1);
+  return found[0];
+}
+
+}  // namespace
+
 TEST_CASE("pairing changes no message of any algorithm", "[exchanges]") {
-  // generate() pairs; the generators alone do not. Same steps, same peers,
-  // tags and ranges; a receive may only gain dependencies, nothing else does.
   int paired = 0;
   for (const AlgorithmInfo& a : algorithm_infos()) {
     for (int ci = 0; ci < kCollectiveCount; ++ci) {
@@ -78,22 +108,45 @@ TEST_CASE("pairing changes no message of any algorithm", "[exchanges]") {
           for (int rank = 0; rank < p; ++rank) {
             CollParams prm = make_params(c, a.alg, p, k, 24, 0);
             prm.rank = rank;
-            const Schedule raw = impl->generate(canonical(prm));
-            const Schedule got = generate(prm);
             INFO(to_string(c) << " " << a.name << " p=" << p << " k=" << k << " rank=" << rank);
-            REQUIRE(got.steps.size() == raw.steps.size());
-            for (std::size_t i = 0; i < raw.steps.size(); ++i) {
-              const Step& x = raw.steps[i];
-              const Step& y = got.steps[i];
-              REQUIRE((x.kind == y.kind && x.peer == y.peer && x.tag == y.tag && x.src == y.src && x.dst == y.dst));
-              const std::set<Handle> before = deps_of(raw, static_cast<Handle>(i));
-              const std::set<Handle> after = deps_of(got, static_cast<Handle>(i));
-              REQUIRE(std::includes(after.begin(), after.end(), before.begin(), before.end()));
-              if (x.kind != StepKind::recv) REQUIRE(after == before);
-              paired += after != before;
-            }
+            paired += compare_with_raw(impl->generate(canonical(prm)), generate(prm));
           }
     }
   }
   CHECK(paired > 0);
+}
+
+TEST_CASE("pairing changes no message of a node-aware composition", "[exchanges]") {
+  for (Collective c : {Collective::allreduce, Collective::bcast, Collective::reduce})
+    for (Algorithm a : {Algorithm::recursive_multiplying, Algorithm::kring, Algorithm::knomial})
+      for (int p : {4, 5, 8})
+        for (int rank = 0; rank < p; ++rank) {
+          if (implementation(c, a) == nullptr) continue;
+          CollParams prm = make_params(c, a, p, 2, 24, p - 1);
+          prm.rank = rank;
+          prm.node_size = 2;
+          INFO(to_string(c) << " " << to_string(a) << " p=" << p << " rank=" << rank);
+          compare_with_raw(smp_composition(canonical(prm)), generate(prm));
+        }
+}
+
+TEST_CASE("the halves of a round pair; a scatter's earlier sends do not", "[exchanges][rounds]") {
+  // Scatter, then recursive-multiplying allgather (p = 4, root 0, k = 2): the
+  // root's scatter children 1 and 2 are also its allgather partners. Its
+  // round-1 receive (from 2) pairs with its round-1 send, which forwards
+  // what round 0 brought from 1; pairing by count would have taken the
+  // scatter's send to 2 (no dependencies) and left that receive posted at
+  // the start.
+  CollParams prm = make_params(Collective::bcast, Algorithm::recursive_multiplying, 4, 2, 24, 0);
+  prm.rank = 0;
+  const Schedule root = generate(prm);
+  const Handle from1 = only_recv_from(root, 1), from2 = only_recv_from(root, 2);
+  CHECK(deps_of(root, from2).count(from1) == 1);
+  // Rank 1's first receive from the root is the scatter's: no send to the
+  // root comes before it, so it stays free to post at the start.
+  prm.rank = 1;
+  const Schedule one = generate(prm);
+  Handle first = 0;
+  while (!(one.steps[first].kind == StepKind::recv && one.steps[first].peer == 0)) ++first;
+  CHECK(deps_of(one, first).empty());
 }
