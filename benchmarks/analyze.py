@@ -288,6 +288,23 @@ def main():
                 out("- %s: %d B and up (%d sizes)" % (coll, min(bs), len(bs)))
         summarize(bound, out)
         targets(bound, out)
+        # Where the model is off, by algorithm: a family whose measured times
+        # stand above its predictions at every radix points at the model (or
+        # the transport) rather than at one configuration.
+        ratios = defaultdict(list)  # (coll, algorithm) -> measured / predicted
+        for pt in bound:
+            key = (pt["coll"], pt["bytes"])
+            for c, t in measured[key].items():
+                if not c.startswith(("native", "mpich:")) and c in predicted.get(key, {}):
+                    ratios[(pt["coll"], c.split(":")[0])].append(t / predicted[key][c])
+        if ratios:
+            out("")
+            out("Measured / predicted by algorithm at these sizes (every radix):")
+            out("")
+            out("| collective | algorithm | geometric mean | range | points |")
+            out("|---|---|---:|---:|---:|")
+            for (coll, alg), rs in sorted(ratios.items(), key=lambda kv: (COLLS.index(kv[0][0]), kv[0][1])):
+                out("| %s | %s | %.2f | %.2f-%.2f | %d |" % (coll, alg, geomean(rs), min(rs), max(rs), len(rs)))
     report = "\n".join(lines) + "\n"
 
     os.makedirs(a.out, exist_ok=True)
