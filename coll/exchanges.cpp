@@ -8,19 +8,19 @@ namespace gencoll {
 
 void post_receives_with_sends(Schedule& s) {
   const std::size_t n = s.steps.size();
-  // Per peer, the sends to it written since the last receive from it.
-  std::unordered_map<int, std::vector<Handle>> open;
+  // Per peer, the last send to it written since the last receive from it.
+  std::unordered_map<int, Handle> open;
   std::vector<std::vector<Handle>> extra(n);
   bool changed = false;
   for (std::size_t i = 0; i < n; ++i) {
     const Step& st = s.steps[i];
-    if (st.kind == StepKind::send) open[st.peer].push_back(static_cast<Handle>(i));
+    if (st.kind == StepKind::send) open[st.peer] = static_cast<Handle>(i);
     if (st.kind != StepKind::recv) continue;
     const auto it = open.find(st.peer);
-    if (it == open.end() || it->second.empty()) continue;
+    if (it == open.end()) continue;
     // Written before the receive, the send waits only for steps before it.
-    const Step& snd = s.steps[it->second.back()];
-    it->second.clear();
+    const Step& snd = s.steps[it->second];
+    open.erase(it);
     const Handle* b = s.deps_begin(snd);
     const Handle* e = s.deps_end(snd);
     std::vector<Handle>& add = extra[i];

@@ -86,9 +86,9 @@ Program compile(const Schedule& s) {
   // Of ops that become ready together, sends are posted first (the runner
   // pops the last of `initial` and pushes successors in reverse). An
   // exchange's receive becomes ready with its send (post_receives_with_sends):
-  // over TCP the rank that answers its partner's request first starts its own
-  // data and answers the partner's later request behind all of it, so the
-  // request goes out before the answer; posted within microseconds of each
+  // over TCP a rank that answers its partner's request before sending its
+  // own gets its own answered only behind the partner's data, so the request
+  // goes out before the answer; posted within microseconds of each
   // other, a message rarely finds its receive missing in one order and not
   // in the other. Sends move ahead of everything else ready (receives and
   // local steps, which run at once anyway) and keep their order among
