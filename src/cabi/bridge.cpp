@@ -49,6 +49,9 @@ static_assert(sizeof(Program::Op) == sizeof(gencoll_op) && offsetof(Program::Op,
               "Program::Op is struct gencoll_op");
 static_assert(sizeof(Program::Move) == sizeof(gencoll_move) && offsetof(Program::Move, to) == offsetof(gencoll_move, to),
               "Program::Move is struct gencoll_move");
+static_assert(kLineOp == GENCOLL_LINE_OP && kLineRun == GENCOLL_LINE_RUN && kLinePost == GENCOLL_LINE_POST &&
+                  kLineWait == GENCOLL_LINE_WAIT,
+              "the straight line's entries");
 static_assert(static_cast<int>(OpKind::send) == GENCOLL_OP_SEND && static_cast<int>(OpKind::recv) == GENCOLL_OP_RECV &&
                   static_cast<int>(OpKind::reduce) == GENCOLL_OP_REDUCE &&
                   static_cast<int>(OpKind::copy) == GENCOLL_OP_COPY && static_cast<int>(OpKind::fold) == GENCOLL_OP_FOLD &&
@@ -67,6 +70,8 @@ gencoll_program c_view(const Program& p) {
   v.operands = reinterpret_cast<const gencoll_range*>(p.operands.data());
   v.moves = reinterpret_cast<const gencoll_move*>(p.moves.data());
   v.tmp_count = p.tmp_count;
+  v.nline = static_cast<std::uint32_t>(p.line.size());
+  v.line = p.line.data();
   return v;
 }
 

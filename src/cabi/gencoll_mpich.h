@@ -25,7 +25,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 7
+#define GENCOLL_MPICH_ABI_VERSION 8
 
 enum gencoll_coll {
     GENCOLL_ALLGATHER = 0,
@@ -123,7 +123,16 @@ struct gencoll_program {
     const struct gencoll_range *operands;
     const struct gencoll_move *moves;
     uint64_t tmp_count;         /* scratch elements (GENCOLL_BUF_TMP) */
+    /* The straight line (gencoll_run.h): nline entries, each an op
+     * (GENCOLL_LINE_OP bits) and what the runner does with it; nline 0: none. */
+    uint32_t nline;
+    const uint32_t *line;
 };
+
+#define GENCOLL_LINE_OP ((1u << 30) - 1)
+#define GENCOLL_LINE_RUN 0u             /* a local op, or a message alone (blocking) */
+#define GENCOLL_LINE_POST (1u << 30)    /* a message posted beside other work */
+#define GENCOLL_LINE_WAIT (2u << 30)    /* wait for this posted receive */
 
 /* What gencoll_run.h's runner returns for a program that cannot finish (a
  * dependency cycle: a bug in gencoll); no MPI uses it as an error code. */

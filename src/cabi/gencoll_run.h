@@ -5,11 +5,14 @@
  * starts once the ops it waits on are done, local ops run at once, and the
  * runner waits only when nothing else can proceed; so it is deadlock-free
  * wherever the schedule is, and sends the schedule's messages in its order.
+ * Where the program has a straight line (struct gencoll_program's line) the
+ * runner follows it while every send finishes as it is posted, as small ones
+ * do, and keeps no counters (see gencoll_run_program_body).
  *
  * Before including, define GENCOLL_RUN_CTX (the glue's per-call context type)
  * and these, each returning 0 or an error code (the runner keeps the first
  * and carries on; the glue completes whatever is left in flight after it):
- *   int gencoll_run_scratch(GENCOLL_RUN_CTX *, uint64_t count)   count >= 0 elements
+ *   int gencoll_run_scratch(GENCOLL_RUN_CTX *, uint64_t count)   count > 0 elements
  *   int gencoll_run_post(GENCOLL_RUN_CTX *, const struct gencoll_op *o, uint32_t op, int alone,
  *                        int *in_flight)
  *       posts o (a SEND or RECV); *in_flight = 0 when it already finished
@@ -82,11 +85,60 @@ static GENCOLL_RUN_ALWAYS_INLINE void gencoll_run_release(const struct gencoll_p
     }
 }
 
+/* One step of op i: a message posted (`alone`: nothing else is in flight or
+ * could start before it finishes, so the glue may block) or a local op run.
+ * Returns its error (0 or the first of its calls); *posted = 1 when a
+ * message stays in flight. */
+static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_step(GENCOLL_RUN_CTX * c, const struct gencoll_program *p,
+                                                      const struct gencoll_op *o, uint32_t i, int alone,
+                                                      int *posted, const struct gencoll_fault *fault, long *calls)
+{
+    int rc = 0;
+    *posted = 0;
+    switch (o->kind) {
+        case GENCOLL_OP_SEND:
+        case GENCOLL_OP_RECV:
+            return gencoll_run_result(c, gencoll_run_post(c, o, i, alone, posted), fault, calls);
+        case GENCOLL_OP_REDUCE:
+            return gencoll_run_result(c, gencoll_run_reduce(c, &o->src, &o->dst), fault, calls);
+        case GENCOLL_OP_COPY:
+            return gencoll_run_result(c, gencoll_run_copy(c, &o->src, &o->dst), fault, calls);
+        case GENCOLL_OP_FOLD:{
+                /* Pairwise through the middle operands, as MPI_Reduce_local can. */
+                const struct gencoll_range *in = p->operands + o->extra_begin;
+                for (uint32_t m = 0; m + 1 < o->extra_count; m++) {
+                    const int r = gencoll_run_result(c, gencoll_run_reduce(c, &in[m], &in[m + 1]), fault, calls);
+                    rc = rc != 0 ? rc : r;
+                }
+                const int r = gencoll_run_result(c, gencoll_run_reduce(c, &in[o->extra_count - 1], &o->dst),
+                                                 fault, calls);
+                return rc != 0 ? rc : r;
+            }
+        case GENCOLL_OP_MOVES:
+            for (uint32_t m = o->extra_begin; m < o->extra_begin + o->extra_count; m++) {
+                const int r = gencoll_run_result(c, gencoll_run_copy(c, &p->moves[m].from, &p->moves[m].to),
+                                                 fault, calls);
+                rc = rc != 0 ? rc : r;
+            }
+            return rc;
+        default:
+            return GENCOLL_RUN_EBUG;
+    }
+}
+
+#define GENCOLL_RUN_NONE UINT32_MAX
+
 /* `work`: GENCOLL_WORK_WORDS(p->nops) words (gencoll_mpich_program(_hold)
  * hands them out). Each op's dependency counter goes back to the program's
  * count the moment the op becomes ready, so a run that finishes leaves the
  * counters at rest and the next run of the program starts without copying
  * them; only a run that stopped early makes the next one copy.
+ * A program with a straight line (p->nline > 0) runs along it without the
+ * counters while each send it posts beside other work finishes as it is
+ * posted; when one stays in flight, the counters are rebuilt from the line's
+ * steps done so far and the run carries on as below (the line is the order
+ * this algorithm takes when every such send finishes at once, so either way
+ * the same messages go out, each after what it waits for).
  * A step that fails does not stop the run: its error is kept and the run goes
  * on as though the step had finished, so every message the other ranks wait
  * for still goes out and no peer hangs (MPICH's collectives carry on after a
@@ -102,54 +154,99 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
      * that of one stack holding both. */
     size_t nready = 0, ninitial = p->ninitial, finished = 0, in_flight = 0;
     long calls = 0;
-    int rc, first = 0;
-    rc = gencoll_run_scratch(c, p->tmp_count);
-    if (rc != 0)
-        return rc;
-    if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
-        memcpy(pending, p->pending, p->nops * sizeof(*pending));
-    work[0] = 0;                /* at rest again only once the run finished */
+    int rc, first = 0, posted;
+    uint32_t done[16];
+    size_t n = 0;
+    if (p->tmp_count != 0) {
+        rc = gencoll_run_scratch(c, p->tmp_count);
+        if (rc != 0)
+            return rc;
+    }
     first = gencoll_run_result(c, 0, fault, &calls);
+    if (p->nline > 0) {
+        /* In flight: the posted receive the line waits for, and a message
+         * the line did not expect to be (a send that did not finish as it
+         * was posted, or a glue that does not block where it may). */
+        uint32_t recv = GENCOLL_RUN_NONE, held = GENCOLL_RUN_NONE;
+        size_t s = 0;
+        while (s < p->nline) {
+            const uint32_t e = p->line[s++], i = e & GENCOLL_LINE_OP;
+            if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT) {
+                if (recv != i)
+                    continue;   /* it finished as it was posted */
+                rc = gencoll_run_result(c, gencoll_run_wait(c, done, 1, &n), fault, &calls);
+                if (rc != 0 && first == 0)
+                    first = rc;
+                if (n == 0)
+                    return rc != 0 ? first : GENCOLL_RUN_EBUG;
+                if (done[0] != i)
+                    return GENCOLL_RUN_EBUG;
+                recv = GENCOLL_RUN_NONE;
+                continue;
+            }
+            const struct gencoll_op *o = &p->ops[i];
+            const int run = (e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_RUN;
+            rc = gencoll_run_step(c, p, o, i, run, &posted, fault, &calls);
+            if (rc == GENCOLL_RUN_EBUG)
+                return rc;
+            if (rc != 0 && first == 0)
+                first = rc;
+            if (!posted)
+                continue;
+            if (!run && o->kind == GENCOLL_OP_RECV && recv == GENCOLL_RUN_NONE) {
+                recv = i;
+                continue;
+            }
+            held = i;
+            break;
+        }
+        if (held == GENCOLL_RUN_NONE)
+            return first;
+        /* A message stayed in flight: the general runner takes over from the
+         * state the line's first s steps left. Every op they ran or posted
+         * that is not in flight has finished; each op ahead on the line whose
+         * dependencies have all finished is ready, the earliest on top. */
+        if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
+            memcpy(pending, p->pending, p->nops * sizeof(*pending));
+        work[0] = 0;
+        for (size_t t = 0; t < s; t++) {
+            const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
+            if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT || i == held || i == recv)
+                continue;
+            const struct gencoll_op *o = &p->ops[i];
+            finished++;
+            for (uint32_t f = o->succ_begin; f < o->succ_begin + o->succ_count; f++)
+                pending[p->succ[f]]--;
+        }
+        /* The counters of ops that started, and of those made ready here, go
+         * back to the program's (at rest when the run finishes). */
+        for (size_t t = 0; t < s; t++) {
+            const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
+            if ((e & ~GENCOLL_LINE_OP) != GENCOLL_LINE_WAIT)
+                pending[i] = p->pending[i];
+        }
+        for (size_t t = p->nline; t-- > s;) {
+            const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
+            if ((e & ~GENCOLL_LINE_OP) != GENCOLL_LINE_WAIT && pending[i] == 0) {
+                pending[i] = p->pending[i];
+                ready[nready++] = i;
+            }
+        }
+        ninitial = 0;
+        in_flight = 1 + (recv != GENCOLL_RUN_NONE);
+    } else {
+        if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
+            memcpy(pending, p->pending, p->nops * sizeof(*pending));
+        work[0] = 0;            /* at rest again only once the run finished */
+    }
     while (finished < p->nops) {
         while (nready > 0 || ninitial > 0) {
             const uint32_t i = nready > 0 ? ready[--nready] : p->initial[--ninitial];
             const struct gencoll_op *o = &p->ops[i];
-            int posted = 0;
-            rc = 0;
-            switch (o->kind) {
-                case GENCOLL_OP_SEND:
-                case GENCOLL_OP_RECV:
-                    rc = gencoll_run_result(c, gencoll_run_post(c, o, i, nready == 0 && ninitial == 0 && in_flight == 0,
-                                                                &posted), fault, &calls);
-                    break;
-                case GENCOLL_OP_REDUCE:
-                    rc = gencoll_run_result(c, gencoll_run_reduce(c, &o->src, &o->dst), fault, &calls);
-                    break;
-                case GENCOLL_OP_COPY:
-                    rc = gencoll_run_result(c, gencoll_run_copy(c, &o->src, &o->dst), fault, &calls);
-                    break;
-                case GENCOLL_OP_FOLD:{
-                        /* Pairwise through the middle operands, as MPI_Reduce_local can. */
-                        const struct gencoll_range *in = p->operands + o->extra_begin;
-                        for (uint32_t m = 0; m + 1 < o->extra_count; m++) {
-                            const int r = gencoll_run_result(c, gencoll_run_reduce(c, &in[m], &in[m + 1]), fault, &calls);
-                            rc = rc != 0 ? rc : r;
-                        }
-                        const int r = gencoll_run_result(c, gencoll_run_reduce(c, &in[o->extra_count - 1], &o->dst),
-                                                         fault, &calls);
-                        rc = rc != 0 ? rc : r;
-                        break;
-                    }
-                case GENCOLL_OP_MOVES:
-                    for (uint32_t m = o->extra_begin; m < o->extra_begin + o->extra_count; m++) {
-                        const int r = gencoll_run_result(c, gencoll_run_copy(c, &p->moves[m].from, &p->moves[m].to),
-                                                         fault, &calls);
-                        rc = rc != 0 ? rc : r;
-                    }
-                    break;
-                default:
-                    return GENCOLL_RUN_EBUG;
-            }
+            rc = gencoll_run_step(c, p, o, i, nready == 0 && ninitial == 0 && in_flight == 0, &posted, fault,
+                                  &calls);
+            if (rc == GENCOLL_RUN_EBUG)
+                return rc;
             if (rc != 0 && first == 0)
                 first = rc;
             if (posted) {
@@ -163,8 +260,6 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
             break;
         if (in_flight == 0)
             return GENCOLL_RUN_EBUG;
-        uint32_t done[16];
-        size_t n = 0;
         rc = gencoll_run_result(c, gencoll_run_wait(c, done, sizeof(done) / sizeof(done[0]), &n), fault, &calls);
         if (rc != 0 && first == 0)
             first = rc;

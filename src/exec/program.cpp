@@ -103,7 +103,57 @@ Program compile(const Schedule& s) {
     if (p.pending[i] == 0) p.initial.push_back(static_cast<std::uint32_t>(i));
   sends_first(p.initial.begin(), p.initial.end());
   std::reverse(p.initial.begin(), p.initial.end());
+  p.line = straight_line(p);
   return p;
+}
+
+std::vector<std::uint32_t> straight_line(const Program& p) {
+  const std::size_t n = p.ops.size();
+  if (n > kLineOp) return {};
+  std::vector<std::uint32_t> line, pending(p.pending), ready;
+  line.reserve(n + n / 2);
+  std::size_t ninitial = p.initial.size(), finished = 0;
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  std::uint32_t recv = kNone;  // the receive in flight
+  // As the runner: successors pushed in reverse, so the lowest pops first.
+  const auto finish = [&](std::uint32_t i) {
+    ++finished;
+    const Program::Op& o = p.ops[i];
+    for (std::uint32_t e = o.succ_begin + o.succ_count; e-- > o.succ_begin;)
+      if (--pending[p.succ[e]] == 0) ready.push_back(p.succ[e]);
+  };
+  while (finished < n) {
+    while (!ready.empty() || ninitial > 0) {
+      std::uint32_t i;
+      if (!ready.empty()) {
+        i = ready.back();
+        ready.pop_back();
+      } else {
+        i = p.initial[--ninitial];
+      }
+      const OpKind k = p.ops[i].kind;
+      if ((k != OpKind::send && k != OpKind::recv) || (ready.empty() && ninitial == 0 && recv == kNone)) {
+        line.push_back(kLineRun | i);
+        finish(i);
+        continue;
+      }
+      line.push_back(kLinePost | i);
+      if (k == OpKind::send) {
+        finish(i);
+      } else if (recv != kNone) {
+        return {};
+      } else {
+        recv = i;
+      }
+    }
+    if (finished == n) break;
+    if (recv == kNone) return {};  // a dependency cycle: the general runner reports it
+    line.push_back(kLineWait | recv);
+    const std::uint32_t r = recv;
+    recv = kNone;
+    finish(r);
+  }
+  return line;
 }
 
 Schedule decompile(const Program& p) {

@@ -15,7 +15,11 @@
 // proceed), so programs have the executor's deadlock freedom and send the same
 // messages in the same order per peer; decompile() turns a program back into a
 // schedule for the checker, which proves that for the configurations the
-// tests cover.
+// tests cover. The C runner first follows the program's straight line (the
+// same algorithm worked out ahead for the run where every send finishes as
+// it is posted, see Program::line), which spares a small call of the MPI
+// glues the dependency counters; ProgramRunner, whose calls pay a C++ layer
+// of their own, keeps to the counters.
 #pragma once
 
 #include <cstddef>
@@ -61,7 +65,28 @@ struct Program {
   std::vector<Move> moves;
   std::uint64_t tmp_count = 0;  // the schedule's scratch and the permutations' spare unit
   std::uint32_t messages = 0;   // send and recv ops: transports number their requests below it
+  // The straight line (issue 19): the runner's own order when each send it
+  // posts beside other work finishes as it is posted (an eager message) and
+  // it waits for one receive at a time, worked out here so that a call keeps
+  // no dependency counters or ready list. Each entry is an op and what the
+  // runner does with it (kLineRun, kLinePost or kLineWait in the top bits);
+  // every op appears once as run or posted, a posted receive once more where
+  // the runner waits for it. Empty where the runner would wait for two
+  // receives at once (only the run can tell which finishes first). The C
+  // runner (src/cabi/gencoll_run.h) follows it until a posted send stays in
+  // flight, then rebuilds the counters and carries on as the general runner.
+  std::vector<std::uint32_t> line;
 };
+
+// A line entry's op is its low 30 bits; the top two say what the runner does.
+inline constexpr std::uint32_t kLineOp = (1u << 30) - 1;
+inline constexpr std::uint32_t kLineRun = 0;         // a local op, or a message alone (blocking)
+inline constexpr std::uint32_t kLinePost = 1u << 30;  // a message posted beside other work
+inline constexpr std::uint32_t kLineWait = 2u << 30;  // wait for this posted receive
+
+// The straight line of a compiled program (Program::line), computed by
+// running the runner's algorithm on its dependencies alone.
+std::vector<std::uint32_t> straight_line(const Program& p);
 
 Program compile(const Schedule& s);
 

@@ -93,7 +93,7 @@ struct inflight {
 struct ctx {
     struct ompi_communicator_t *comm;
     const char *sendbuf;
-    int sendcount;
+    int sendcount, count, root;     /* count, root: for the verbose line */
     struct ompi_datatype_t *sendtype;
     char *recvbuf;
     struct ompi_datatype_t *dtype;
@@ -135,7 +135,6 @@ static char *addr(struct ctx *c, int buf, uint64_t offset)
 
 static int gencoll_run_scratch(struct ctx *c, uint64_t count)
 {
-    if (count == 0) return OMPI_SUCCESS;
     ptrdiff_t true_lb = 0, true_extent = 0;
     ompi_datatype_get_true_extent(c->dtype, &true_lb, &true_extent);
     /* Laid out like the user's buffer, its true lower bound on the allocation. */
@@ -318,15 +317,35 @@ static int no_program(int coll, int alg, const char *err)
     return OMPI_ERR_BAD_PARAM;
 }
 
-/* Runs the program of one call. */
-static int run(int coll, int alg, int k, int node_size, const struct gencoll_program *program, uint32_t *work,
-               const void *sendbuf, int sendcount, struct ompi_datatype_t *sendtype, void *recvbuf, int count,
-               struct ompi_datatype_t *dtype, struct ompi_op_t *op, int root, struct ompi_communicator_t *comm)
+/* The call, written into its run's context in the collective's own frame:
+ * no argument list passed on through a second call. */
+static inline __attribute__((always_inline)) void set_call(struct ctx *c, const void *sendbuf, int sendcount,
+                                                           struct ompi_datatype_t *sendtype, void *recvbuf,
+                                                           int count, struct ompi_datatype_t *dtype,
+                                                           struct ompi_op_t *op, int root,
+                                                           struct ompi_communicator_t *comm)
 {
+    c->comm = comm;
+    c->sendbuf = sendbuf;
+    c->sendcount = sendcount;
+    c->sendtype = sendtype;
+    c->recvbuf = recvbuf;
+    c->count = count;
+    c->dtype = dtype;
+    c->op = op;
+    c->root = root;
+}
+
+/* Runs the program of one call (set_call wrote it into c). */
+static int run(struct ctx *c, int coll, int alg, int k, int node_size, const struct gencoll_program *program,
+               uint32_t *work)
+{
+    struct ompi_communicator_t *comm = c->comm;
+    const int count = c->count, root = c->root;
     const int p = ompi_comm_size(comm);
     if (mca_coll_gencoll_component.verbose && ompi_comm_rank(comm) == 0) {
         size_t size = 0;
-        ompi_datatype_type_size(dtype, &size);
+        ompi_datatype_type_size(c->dtype, &size);
         /* Under smp, k is the leaders' algorithm's among the nodes. */
         const int nodes = node_size > 0 ? (p + node_size - 1) / node_size : p;
         fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=%s%s k=%d\n",
@@ -336,27 +355,19 @@ static int run(int coll, int alg, int k, int node_size, const struct gencoll_pro
         fflush(stderr);
     }
 
-    struct ctx c;
-    c.comm = comm;
-    c.sendbuf = sendbuf;
-    c.sendcount = sendcount;
-    c.sendtype = sendtype;
-    c.recvbuf = recvbuf;
-    c.dtype = dtype;
-    c.op = op;
     ptrdiff_t lb = 0;
-    ompi_datatype_get_extent(dtype, &lb, &c.extent);
-    c.tmp = c.tmp_base = NULL;
+    ompi_datatype_get_extent(c->dtype, &lb, &c->extent);
+    c->tmp = c->tmp_base = NULL;
     /* No schedule sends more than 4p + 64 messages to one peer; every rank
      * reserves the same range, from the counter Open MPI's nonblocking
      * collectives draw from, so no other collective's message can match. */
-    c.tags = 4 * p + 64;
-    c.tag_base = ompi_coll_base_nbc_reserve_tags(comm, c.tags);
-    c.active = c.active_inline;
-    c.nactive = 0;
-    c.cap = INLINE_REQUESTS;
+    c->tags = 4 * p + 64;
+    c->tag_base = ompi_coll_base_nbc_reserve_tags(comm, c->tags);
+    c->active = c->active_inline;
+    c->nactive = 0;
+    c->cap = INLINE_REQUESTS;
     struct gencoll_fault fault;
-    int rc = gencoll_run_program(&c, program, work, injected(&fault, comm) ? &fault : NULL);
+    int rc = gencoll_run_program(c, program, work, injected(&fault, comm) ? &fault : NULL);
     if (rc == GENCOLL_RUN_EBUG) {
         fprintf(stderr, "gencoll: %s %s: the program cannot finish (a gencoll bug)\n",
                 gencoll_mpich_collective_name(coll), gencoll_mpich_algorithm_name(alg));
@@ -365,10 +376,10 @@ static int run(int coll, int alg, int k, int node_size, const struct gencoll_pro
     /* Only a run that stopped early leaves requests in flight: they end
      * before the buffers they point into go away, receives cancelled first
      * (their senders may never send). */
-    for (size_t i = 0; i < c.nactive; i++) ompi_request_cancel(c.active[i].req);
-    for (size_t i = 0; i < c.nactive; i++) ompi_request_wait(&c.active[i].req, MPI_STATUS_IGNORE);
-    if (c.active != c.active_inline) free(c.active);
-    if (c.tmp != NULL) free(c.tmp);
+    for (size_t i = 0; i < c->nactive; i++) ompi_request_cancel(c->active[i].req);
+    for (size_t i = 0; i < c->nactive; i++) ompi_request_wait(&c->active[i].req, MPI_STATUS_IGNORE);
+    if (c->active != c->active_inline) free(c->active);
+    if (c->tmp != NULL) free(c->tmp);
     return rc;
 }
 
@@ -508,7 +519,8 @@ static struct mca_coll_gencoll_last *served(mca_coll_gencoll_module_t *m, int co
     return l;
 }
 
-#define RUN(coll, l, ...) run(coll, (l)->alg, (l)->k, (l)->node_size, (l)->program, (l)->work, __VA_ARGS__)
+/* Runs the kept program of a call whose context c set_call wrote. */
+#define RUN(c, coll, l) run(c, coll, (l)->alg, (l)->k, (l)->node_size, (l)->program, (l)->work)
 
 int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                                int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
@@ -528,7 +540,9 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
         scount = rcount;
         sdtype = rdtype;
     }
-    return RUN(GENCOLL_ALLGATHER, l, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm);
+    struct ctx c;
+    set_call(&c, sbuf, scount, sdtype, rbuf, rcount, rdtype, NULL, 0, comm);
+    return RUN(&c, GENCOLL_ALLGATHER, l);
 }
 
 int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -541,7 +555,9 @@ int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct o
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
-    return RUN(GENCOLL_ALLREDUCE, l, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, 0, comm);
+    struct ctx c;
+    set_call(&c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, 0, comm);
+    return RUN(&c, GENCOLL_ALLREDUCE, l);
 }
 
 int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
@@ -552,7 +568,9 @@ int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *dataty
     struct mca_coll_gencoll_last *l = served(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &rc);
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
-    return RUN(GENCOLL_BCAST, l, buff, count, datatype, buff, count, datatype, NULL, root, comm);
+    struct ctx c;
+    set_call(&c, buff, count, datatype, buff, count, datatype, NULL, root, comm);
+    return RUN(&c, GENCOLL_BCAST, l);
 }
 
 int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,
@@ -566,7 +584,9 @@ int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
     /* MPI_IN_PLACE is the root's alone; elsewhere recvbuf is never written. */
-    return RUN(GENCOLL_REDUCE, l, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, root, comm);
+    struct ctx c;
+    set_call(&c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, count, dtype, rbuf, count, dtype, op, root, comm);
+    return RUN(&c, GENCOLL_REDUCE, l);
 }
 
 int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, struct ompi_datatype_t *dtype,
@@ -583,8 +603,10 @@ int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
                                                                  m->prev_reduce_scatter_block_module);
     /* In place, rbuf holds all p blocks. The send count matters only where
      * the send type differs from the type, never for a reduction. */
-    return RUN(GENCOLL_REDUCE_SCATTER_BLOCK, l, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcount, dtype, rbuf, rcount, dtype,
+    struct ctx c;
+    set_call(&c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcount, dtype, rbuf, rcount, dtype,
                op, 0, comm);
+    return RUN(&c, GENCOLL_REDUCE_SCATTER_BLOCK, l);
 }
 
 int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rcounts, struct ompi_datatype_t *dtype,
@@ -613,10 +635,12 @@ int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     uint32_t *work = NULL;
     char err[256];
     err[0] = '\0';
+    struct ctx c;
     int rc = gencoll_mpich_program(&call, &program, &work, err, sizeof(err)) != 0
                  ? no_program(GENCOLL_REDUCE_SCATTER, alg, err)
-                 : run(GENCOLL_REDUCE_SCATTER, alg, k, ns, program, work, sbuf == MPI_IN_PLACE ? rbuf : sbuf,
-                       rcounts[ompi_comm_rank(comm)], dtype, rbuf, vector, dtype, op, 0, comm);
+                 : (set_call(&c, sbuf == MPI_IN_PLACE ? rbuf : sbuf, rcounts[ompi_comm_rank(comm)], dtype, rbuf,
+                             vector, dtype, op, 0, comm),
+                    run(&c, GENCOLL_REDUCE_SCATTER, alg, k, ns, program, work));
     if (counts != counts_inline) free(counts);
     return rc;
 }

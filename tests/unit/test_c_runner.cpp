@@ -2,6 +2,8 @@
 // finishes leaves the dependency counters at rest, so the next run of the
 // program copies nothing and still runs the same steps; a run that stopped
 // early leaves them marked, so the next run starts from the program's counts.
+// A program's straight line runs without the counters; where a send stays in
+// flight the runner rebuilds them and finishes as the general runner.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -17,22 +19,34 @@
 namespace {
 
 // Every step finishes as it is posted, except the `hold_at`-th post (1-based,
-// 0: none), which stays in flight while the wait fails: the run stops there.
+// 0: none), which stays in flight: the wait then fails and the run stops
+// there, or (`release`) the wait finishes it. `blocking`: how many posts were
+// made alone.
 struct Recorder {
   std::vector<std::uint32_t> order;  // the messages in the order the runner posted them
+  std::vector<std::uint32_t> held;   // in flight
   int posts = 0;
   int hold_at = 0;
+  bool release = false;
+  int blocking = 0;
 };
 
 int gencoll_run_scratch(Recorder*, std::uint64_t) { return 0; }
-int gencoll_run_post(Recorder* c, const gencoll_op*, std::uint32_t op, int, int* in_flight) {
+int gencoll_run_post(Recorder* c, const gencoll_op*, std::uint32_t op, int alone, int* in_flight) {
   c->order.push_back(op);
+  c->blocking += alone;
   *in_flight = ++c->posts == c->hold_at;
+  if (*in_flight) c->held.push_back(op);
   return 0;
 }
-int gencoll_run_wait(Recorder*, std::uint32_t*, std::size_t, std::size_t* n) {
+int gencoll_run_wait(Recorder* c, std::uint32_t* ops, std::size_t cap, std::size_t* n) {
   *n = 0;
-  return 7;  // the wait broke: nothing can finish
+  if (!c->release || c->held.empty()) return 7;  // the wait broke: nothing can finish
+  while (*n < cap && !c->held.empty()) {
+    ops[(*n)++] = c->held.back();
+    c->held.pop_back();
+  }
+  return 0;
 }
 int gencoll_run_reduce(Recorder*, const gencoll_range*, const gencoll_range*) { return 0; }
 int gencoll_run_copy(Recorder*, const gencoll_range*, const gencoll_range*) { return 0; }
@@ -76,12 +90,22 @@ struct CoreRecorder {
   void fold(const gencoll::Range*, std::size_t, const gencoll::Range&) {}
 };
 
-std::vector<std::uint32_t> run(const gencoll_program* p, std::uint32_t* work, int hold_at = 0, int* rc = nullptr) {
+std::vector<std::uint32_t> run(const gencoll_program* p, std::uint32_t* work, int hold_at = 0, int* rc = nullptr,
+                               bool release = false) {
   Recorder r;
   r.hold_at = hold_at;
+  r.release = release;
   const int got = gencoll_run_program(&r, p, work, nullptr);
   if (rc != nullptr) *rc = got;
   return r.order;
+}
+
+// The program without its straight line: the general runner's path.
+gencoll_program without_line(const gencoll_program* p) {
+  gencoll_program g = *p;
+  g.nline = 0;
+  g.line = nullptr;
+  return g;
 }
 
 bool at_rest(const gencoll_program* p, const std::uint32_t* work) {
@@ -95,10 +119,12 @@ TEST_CASE("C runner: a finished run leaves its counters at rest, an early stop m
   // several successors, initial ops and a fold.
   const gencoll_call call{GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0};
   gencoll_program_hold* hold = nullptr;
-  const gencoll_program* p = nullptr;
   std::uint32_t* work = nullptr;
   char err[128] = "";
-  REQUIRE(gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) == 0);
+  const gencoll_program* held = nullptr;
+  REQUIRE(gencoll_mpich_program_hold(&call, &hold, &held, &work, err, sizeof err) == 0);
+  const gencoll_program general = without_line(held);
+  const gencoll_program* p = &general;
   REQUIRE(p->nops > 4);
   CHECK(work[0] != GENCOLL_WORK_AT_REST);  // a new hold's counters were never set
 
@@ -158,7 +184,8 @@ TEST_CASE("C runner: the thread's shared counters are never handed out at rest")
   REQUIRE(gencoll_mpich_program(&a, &pa, &wa, err, sizeof err) == 0);
   CHECK(wa[0] != GENCOLL_WORK_AT_REST);
   int rc = -1;
-  run(pa, wa, 0, &rc);
+  const gencoll_program ga = without_line(pa);  // the counters' path
+  run(&ga, wa, 0, &rc);
   REQUIRE(rc == 0);
   REQUIRE(wa[0] == GENCOLL_WORK_AT_REST);
 
@@ -179,4 +206,83 @@ TEST_CASE("C runner: the thread's shared counters are never handed out at rest")
     if (c == &b) CHECK(got == expected);
   }
   gencoll_mpich_program_release(hold);
+}
+
+namespace {
+
+std::vector<std::uint32_t> sorted(std::vector<std::uint32_t> v) {
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+std::vector<std::uint32_t> message_ops(const gencoll_program* p) {
+  std::vector<std::uint32_t> m;
+  for (std::uint32_t i = 0; i < p->nops; ++i)
+    if (p->ops[i].kind <= GENCOLL_OP_RECV) m.push_back(i);
+  return m;
+}
+
+// Small calls of the fixed-radix algorithms and one with several
+// dependencies per op.
+const gencoll_call kLineCalls[] = {
+    {GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 8, 3, 0, 1, 4, nullptr, 0},
+    {GENCOLL_ALLGATHER, GENCOLL_RECURSIVE_MULTIPLYING, 2, 6, 5, 0, 1, 4, nullptr, 0},
+    {GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 0, 0, 1, 4, nullptr, 0},
+    {GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 6, 0, 1, 4, nullptr, 0},
+    {GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0},
+    {GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0},
+};
+
+}  // namespace
+
+TEST_CASE("C runner: a straight line runs without the counters and posts the general runner's messages") {
+  for (const gencoll_call& call : kLineCalls) {
+    INFO(gencoll_mpich_collective_name(call.coll) << " " << gencoll_mpich_algorithm_name(call.alg) << " p=" << call.p
+                                                   << " rank=" << call.rank);
+    gencoll_program_hold* hold = nullptr;
+    const gencoll_program* p = nullptr;
+    std::uint32_t* work = nullptr;
+    char err[128] = "";
+    REQUIRE(gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) == 0);
+    REQUIRE(p->nline > 0);
+    std::vector<std::uint32_t> words(GENCOLL_WORK_WORDS(p->nops), 0xdeadu);
+    Recorder r;
+    REQUIRE(gencoll_run_program(&r, p, words.data(), nullptr) == 0);
+    CHECK(std::all_of(words.begin(), words.end(), [](std::uint32_t w) { return w == 0xdeadu; }));
+    const gencoll_program general = without_line(p);
+    CHECK(sorted(r.order) == sorted(run(&general, work)));
+    CHECK(sorted(r.order) == message_ops(p));
+    // Where the hand-written algorithm blocks, so does the line: every
+    // message of a k = 2 call but the sends posted beside a receive.
+    if (call.alg != GENCOLL_RABENSEIFNER) CHECK(r.blocking > 0);
+    gencoll_mpich_program_release(hold);
+  }
+}
+
+TEST_CASE("C runner: a message the line did not expect in flight hands the run to the general runner") {
+  for (const gencoll_call& call : kLineCalls) {
+    gencoll_program_hold* hold = nullptr;
+    const gencoll_program* p = nullptr;
+    std::uint32_t* work = nullptr;
+    char err[128] = "";
+    REQUIRE(gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) == 0);
+    const std::vector<std::uint32_t> messages = message_ops(p);
+    for (int at = 1; at <= static_cast<int>(messages.size()); ++at) {
+      INFO(gencoll_mpich_collective_name(call.coll) << " " << gencoll_mpich_algorithm_name(call.alg)
+                                                     << " p=" << call.p << " rank=" << call.rank << " held=" << at);
+      // Counters of another program, marked so: the runner copies them.
+      std::fill(work + 1, work + GENCOLL_WORK_WORDS(p->nops), 9u);
+      work[0] = 0;
+      int rc = -1;
+      const std::vector<std::uint32_t> got = run(p, work, at, &rc, true);
+      CHECK(rc == 0);
+      CHECK(sorted(got) == messages);  // each message once, none left behind
+      CHECK(at_rest(p, work));
+      // Again, from rest.
+      CHECK(sorted(run(p, work, at, &rc, true)) == messages);
+      CHECK(rc == 0);
+      CHECK(at_rest(p, work));
+    }
+    gencoll_mpich_program_release(hold);
+  }
 }

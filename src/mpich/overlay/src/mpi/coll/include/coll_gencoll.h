@@ -9,38 +9,162 @@
 
 #include "gencoll_mpich.h"
 
-/* One gencoll collective call. For allgather, (sendbuf, sendcount, sendtype)
- * describe this rank's block and (recvbuf, count, datatype) one block of the
- * result; for reduce_scatter(_block) sendcount is the whole vector and count
- * the (average) block; for the others sendcount/sendtype equal count/datatype.
- * recvcounts: MPI_Reduce_scatter's, NULL for the others. */
-int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                     const MPI_Aint * recvcounts, MPI_Op op, int root, MPIR_Comm * comm_ptr,
-                     MPIR_Errflag_t * errflag);
+/* One gencoll collective call, filled by the entry points below in their
+ * caller's frame and read in place by MPII_Gencoll_run (no argument list to
+ * shuffle through two calls, no copy into the run's context). For allgather,
+ * (sendbuf, sendcount, sendtype) describe this rank's block and (recvbuf,
+ * count, datatype) one block of the result; for reduce_scatter(_block)
+ * sendcount is the whole vector and count the (average) block; for the others
+ * sendcount/sendtype equal count/datatype. recvcounts: MPI_Reduce_scatter's,
+ * NULL for the others. commutative: of the op; 1 for allgather and bcast. */
+struct MPII_Gencoll_call {
+    const void *sendbuf;
+    MPI_Aint sendcount;
+    MPI_Datatype sendtype;
+    void *recvbuf;
+    MPI_Aint count;
+    MPI_Datatype datatype;
+    MPI_Op op;
+    const MPI_Aint *recvcounts;
+    MPIR_Comm *comm_ptr;
+    MPIR_Errflag_t *errflag;
+    int coll, alg, k, root, commutative;
+};
+
+int MPII_Gencoll_run(const struct MPII_Gencoll_call *call);
+
+/* A call whose op is not commutative, for an algorithm that needs one: the
+ * MPI's own choice serves it (README, "Calls gencoll leaves to the MPI"),
+ * MPICH's recursive doubling (binomial for reduce). Out of line: the entry
+ * points below stay small. */
+int MPII_Gencoll_allreduce_noncommutative(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                          MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr,
+                                          MPIR_Errflag_t * errflag);
+int MPII_Gencoll_reduce_noncommutative(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                       MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm_ptr,
+                                       MPIR_Errflag_t * errflag);
+int MPII_Gencoll_reduce_scatter_block_noncommutative(int alg, const void *sendbuf, void *recvbuf,
+                                                     MPI_Aint recvcount, MPI_Datatype datatype,
+                                                     MPI_Op op, MPIR_Comm * comm_ptr,
+                                                     MPIR_Errflag_t * errflag);
+int MPII_Gencoll_reduce_scatter_noncommutative(int alg, const void *sendbuf, void *recvbuf,
+                                               const MPI_Aint recvcounts[], MPI_Datatype datatype,
+                                               MPI_Op op, MPIR_Comm * comm_ptr, MPIR_Errflag_t * errflag);
 
 /* The algorithm-independent part of MPIR_<Coll>_intra_<alg>: the wrappers of
  * src/mpi/coll/src/coll_gencoll_registry.c, which gencoll's register.py
  * generates from the algorithm table, pass their algorithm (enum gencoll_alg)
- * and their arguments. */
-int MPII_Gencoll_allgather(int alg, const void *sendbuf, MPI_Aint sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, MPI_Aint recvcount, MPI_Datatype recvtype,
-                           MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag);
-int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
-                           MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                           MPIR_Errflag_t * errflag);
-int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                       MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag);
-int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
-                        MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm_ptr, int k,
-                        MPIR_Errflag_t * errflag);
+ * and their arguments. Inline, so each wrapper fills the call and makes the
+ * one call a hand-written algorithm would. */
+static inline int MPII_Gencoll_allgather(int alg, const void *sendbuf, MPI_Aint sendcount,
+                                         MPI_Datatype sendtype, void *recvbuf, MPI_Aint recvcount,
+                                         MPI_Datatype recvtype, MPIR_Comm * comm_ptr, int k,
+                                         MPIR_Errflag_t * errflag)
+{
+    struct MPII_Gencoll_call c = {
+        .sendbuf = sendbuf,.sendcount = sendcount,.sendtype = sendtype,.recvbuf = recvbuf,
+        .count = recvcount,.datatype = recvtype,.op = MPI_OP_NULL,.recvcounts = NULL,
+        .comm_ptr = comm_ptr,.errflag = errflag,.coll = GENCOLL_ALLGATHER,.alg = alg,.k = k,
+        .root = 0,.commutative = 1
+    };
+    if (sendbuf == MPI_IN_PLACE) {
+        MPI_Aint extent;
+        MPIR_Datatype_get_extent_macro(recvtype, extent);
+        c.sendbuf = (char *) recvbuf + (MPI_Aint) comm_ptr->rank * recvcount * extent;
+        c.sendcount = recvcount;
+        c.sendtype = recvtype;
+    }
+    return MPII_Gencoll_run(&c);
+}
 
-int MPII_Gencoll_reduce_scatter_block(int alg, const void *sendbuf, void *recvbuf, MPI_Aint recvcount,
-                                      MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                                      MPIR_Errflag_t * errflag);
-int MPII_Gencoll_reduce_scatter(int alg, const void *sendbuf, void *recvbuf, const MPI_Aint recvcounts[],
-                                MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                                MPIR_Errflag_t * errflag);
+static inline int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                         MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                                         MPIR_Errflag_t * errflag)
+{
+    const int commutative = MPIR_Op_is_commutative(op);
+    if (!commutative && gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, alg))
+        return MPII_Gencoll_allreduce_noncommutative(alg, sendbuf, recvbuf, count, datatype, op,
+                                                     comm_ptr, errflag);
+    struct MPII_Gencoll_call c = {
+        .sendbuf = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,.sendcount = count,
+        .sendtype = datatype,.recvbuf = recvbuf,.count = count,.datatype = datatype,.op = op,
+        .recvcounts = NULL,.comm_ptr = comm_ptr,.errflag = errflag,.coll = GENCOLL_ALLREDUCE,
+        .alg = alg,.k = k,.root = 0,.commutative = commutative
+    };
+    return MPII_Gencoll_run(&c);
+}
+
+static inline int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype,
+                                     int root, MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
+{
+    struct MPII_Gencoll_call c = {
+        .sendbuf = buffer,.sendcount = count,.sendtype = datatype,.recvbuf = buffer,.count = count,
+        .datatype = datatype,.op = MPI_OP_NULL,.recvcounts = NULL,.comm_ptr = comm_ptr,
+        .errflag = errflag,.coll = GENCOLL_BCAST,.alg = alg,.k = k,.root = root,.commutative = 1
+    };
+    return MPII_Gencoll_run(&c);
+}
+
+static inline int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
+                                      MPI_Datatype datatype, MPI_Op op, int root, MPIR_Comm * comm_ptr,
+                                      int k, MPIR_Errflag_t * errflag)
+{
+    const int commutative = MPIR_Op_is_commutative(op);
+    if (!commutative && gencoll_mpich_requires_commutative(GENCOLL_REDUCE, alg))
+        return MPII_Gencoll_reduce_noncommutative(alg, sendbuf, recvbuf, count, datatype, op, root,
+                                                  comm_ptr, errflag);
+    /* In place is only valid at the root. */
+    struct MPII_Gencoll_call c = {
+        .sendbuf = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,.sendcount = count,
+        .sendtype = datatype,.recvbuf = recvbuf,.count = count,.datatype = datatype,.op = op,
+        .recvcounts = NULL,.comm_ptr = comm_ptr,.errflag = errflag,.coll = GENCOLL_REDUCE,
+        .alg = alg,.k = k,.root = root,.commutative = commutative
+    };
+    return MPII_Gencoll_run(&c);
+}
+
+static inline int MPII_Gencoll_reduce_scatter_block(int alg, const void *sendbuf, void *recvbuf,
+                                                    MPI_Aint recvcount, MPI_Datatype datatype,
+                                                    MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                                                    MPIR_Errflag_t * errflag)
+{
+    const int commutative = MPIR_Op_is_commutative(op);
+    if (!commutative && gencoll_mpich_requires_commutative(GENCOLL_REDUCE_SCATTER_BLOCK, alg))
+        return MPII_Gencoll_reduce_scatter_block_noncommutative(alg, sendbuf, recvbuf, recvcount,
+                                                                datatype, op, comm_ptr, errflag);
+    /* In place, recvbuf holds all p blocks. */
+    struct MPII_Gencoll_call c = {
+        .sendbuf = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,
+        .sendcount = recvcount * comm_ptr->local_size,.sendtype = datatype,.recvbuf = recvbuf,
+        .count = recvcount,.datatype = datatype,.op = op,.recvcounts = NULL,.comm_ptr = comm_ptr,
+        .errflag = errflag,.coll = GENCOLL_REDUCE_SCATTER_BLOCK,.alg = alg,.k = k,.root = 0,
+        .commutative = commutative
+    };
+    return MPII_Gencoll_run(&c);
+}
+
+static inline int MPII_Gencoll_reduce_scatter(int alg, const void *sendbuf, void *recvbuf,
+                                              const MPI_Aint recvcounts[], MPI_Datatype datatype,
+                                              MPI_Op op, MPIR_Comm * comm_ptr, int k,
+                                              MPIR_Errflag_t * errflag)
+{
+    const int commutative = MPIR_Op_is_commutative(op);
+    if (!commutative && gencoll_mpich_requires_commutative(GENCOLL_REDUCE_SCATTER, alg))
+        return MPII_Gencoll_reduce_scatter_noncommutative(alg, sendbuf, recvbuf, recvcounts,
+                                                          datatype, op, comm_ptr, errflag);
+    MPI_Aint total = 0;
+    for (int i = 0; i < comm_ptr->local_size; i++)
+        total += recvcounts[i];
+    /* In place, recvbuf holds the whole vector. count: the vector, as the
+     * debug line reports it; the core reads recvcounts. */
+    struct MPII_Gencoll_call c = {
+        .sendbuf = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf,.sendcount = total,
+        .sendtype = datatype,.recvbuf = recvbuf,.count = total,.datatype = datatype,.op = op,
+        .recvcounts = recvcounts,.comm_ptr = comm_ptr,.errflag = errflag,
+        .coll = GENCOLL_REDUCE_SCATTER,.alg = alg,.k = k,.root = 0,.commutative = commutative
+    };
+    return MPII_Gencoll_run(&c);
+}
 
 /* Every radix CVAR (MPIR_CVAR_<COLL>_<ALG>_KVAL), generated with the wrappers. */
 struct MPII_Gencoll_radix_cvar {

@@ -9,23 +9,18 @@
 #include "mpiimpl.h"
 #include "coll_gencoll.h"
 
-int MPII_Gencoll_reduce_scatter_block(int alg, const void *sendbuf, void *recvbuf, MPI_Aint recvcount,
-                                      MPI_Datatype datatype, MPI_Op op, MPIR_Comm * comm_ptr, int k,
-                                      MPIR_Errflag_t * errflag)
+/* The entry point (MPII_Gencoll_reduce_scatter_block, coll_gencoll.h) hands a call whose op
+ * is not commutative here when its algorithm needs one. */
+int MPII_Gencoll_reduce_scatter_block_noncommutative(int alg, const void *sendbuf, void *recvbuf,
+                                                     MPI_Aint recvcount, MPI_Datatype datatype,
+                                                     MPI_Op op, MPIR_Comm * comm_ptr,
+                                                     MPIR_Errflag_t * errflag)
 {
-    if (!MPIR_Op_is_commutative(op) &&
-        gencoll_mpich_requires_commutative(GENCOLL_REDUCE_SCATTER_BLOCK, alg)) {
-        if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0) {
-            fprintf(stderr, "gencoll: reduce_scatter_block %s needs a commutative op; "
-                    "using MPICH's recursive_doubling\n", gencoll_mpich_algorithm_name(alg));
-            fflush(stderr);
-        }
-        return MPIR_Reduce_scatter_block_intra_recursive_doubling(sendbuf, recvbuf, recvcount, datatype,
-                                                                  op, comm_ptr, errflag);
+    if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0) {
+        fprintf(stderr, "gencoll: reduce_scatter_block %s needs a commutative op; using MPICH's recursive_doubling\n",
+                gencoll_mpich_algorithm_name(alg));
+        fflush(stderr);
     }
-    if (sendbuf == MPI_IN_PLACE)
-        sendbuf = recvbuf;      /* in place, recvbuf holds all p blocks */
-    return MPII_Gencoll_run(GENCOLL_REDUCE_SCATTER_BLOCK, alg, k, sendbuf,
-                            recvcount * comm_ptr->local_size, datatype, recvbuf, recvcount, datatype,
-                            NULL, op, 0, comm_ptr, errflag);
+    return MPIR_Reduce_scatter_block_intra_recursive_doubling(sendbuf, recvbuf, recvcount, datatype, op,
+                                                              comm_ptr, errflag);
 }

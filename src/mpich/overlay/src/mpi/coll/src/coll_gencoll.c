@@ -26,14 +26,7 @@ struct gencoll_inflight {
 };
 
 struct gencoll_ctx {
-    MPIR_Comm *comm_ptr;
-    MPIR_Errflag_t *errflag;
-    const void *sendbuf;
-    MPI_Aint sendcount;
-    MPI_Datatype sendtype;
-    void *recvbuf;
-    MPI_Datatype datatype;
-    MPI_Op op;
+    const struct MPII_Gencoll_call *a;  /* the call, in its caller's frame */
     MPI_Aint extent;
     void *tmp;                  /* allocation */
     char *tmp_base;             /* element 0 of the scratch area */
@@ -55,9 +48,9 @@ static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
     MPI_Aint off = (MPI_Aint) offset * c->extent;
     switch (buf) {
         case GENCOLL_BUF_SEND:
-            return (char *) c->sendbuf + off;
+            return (char *) c->a->sendbuf + off;
         case GENCOLL_BUF_RECV:
-            return (char *) c->recvbuf + off;
+            return (char *) c->a->recvbuf + off;
         default:
             return c->tmp_base + off;
     }
@@ -74,10 +67,8 @@ static char *gencoll_addr(struct gencoll_ctx *c, int buf, uint64_t offset)
 static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
 {
     int mpi_errno = MPI_SUCCESS;
-    if (count == 0)
-        return MPI_SUCCESS;
     MPI_Aint true_lb, true_extent;
-    MPIR_Type_get_true_extent_impl(c->datatype, &true_lb, &true_extent);
+    MPIR_Type_get_true_extent_impl(c->a->datatype, &true_lb, &true_extent);
     /* Laid out like the user's buffer, shifted so the true lower bound lands on
      * the allocation (as MPICH's own algorithms do). */
     MPI_Aint span = MPL_MAX(c->extent, true_extent);
@@ -105,7 +96,7 @@ static int gencoll_finish(struct gencoll_ctx *c, MPIR_Request * req)
     if (req->kind == MPIR_REQUEST_KIND__RECV) {
         /* A copy: the request may be one of MPICH's shared builtin ones. */
         MPI_Status status = req->status;
-        MPIR_Process_status(&status, c->errflag);
+        MPIR_Process_status(&status, c->a->errflag);
     }
     MPIR_Request_free(req);
     return mpi_errno;
@@ -118,7 +109,7 @@ static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, uint32_t op)
         struct gencoll_inflight *a = MPL_malloc(cap * sizeof(*a), MPL_MEM_COLL);
         if (!a) {
             /* Not tracked: completed here, so nothing is left pointing into the buffers. */
-            MPIC_Wait(req, c->errflag);
+            MPIC_Wait(req, c->a->errflag);
             MPIR_Request_free(req);
             return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                         MPI_ERR_OTHER, "**nomem", 0);
@@ -138,6 +129,7 @@ static int gencoll_track(struct gencoll_ctx *c, MPIR_Request * req, uint32_t op)
 GENCOLL_GLUE_STEP int gencoll_run_post(struct gencoll_ctx *c, const struct gencoll_op *o, uint32_t op,
                             int alone, int *in_flight)
 {
+    const struct MPII_Gencoll_call *a = c->a;
     MPIR_Request *req = NULL;
     int mpi_errno;
     if (alone) {
@@ -146,25 +138,25 @@ GENCOLL_GLUE_STEP int gencoll_run_post(struct gencoll_ctx *c, const struct genco
         *in_flight = 0;
         if (o->kind == GENCOLL_OP_RECV)
             return MPIC_Recv(gencoll_addr(c, o->dst.buf, o->dst.offset), (MPI_Aint) o->dst.count,
-                             c->datatype, o->peer, (int) o->tag, c->comm_ptr, MPI_STATUS_IGNORE,
-                             c->errflag);
-        if (o->src.buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
-            return MPIC_Send(c->sendbuf, c->sendcount, c->sendtype, o->peer, (int) o->tag,
-                             c->comm_ptr, c->errflag);
+                             a->datatype, o->peer, (int) o->tag, a->comm_ptr, MPI_STATUS_IGNORE,
+                             a->errflag);
+        if (o->src.buf == GENCOLL_BUF_SEND && a->sendtype != a->datatype)
+            return MPIC_Send(a->sendbuf, a->sendcount, a->sendtype, o->peer, (int) o->tag,
+                             a->comm_ptr, a->errflag);
         return MPIC_Send(gencoll_addr(c, o->src.buf, o->src.offset), (MPI_Aint) o->src.count,
-                         c->datatype, o->peer, (int) o->tag, c->comm_ptr, c->errflag);
+                         a->datatype, o->peer, (int) o->tag, a->comm_ptr, a->errflag);
     }
     if (o->kind == GENCOLL_OP_RECV)
         mpi_errno = MPIC_Irecv(gencoll_addr(c, o->dst.buf, o->dst.offset), (MPI_Aint) o->dst.count,
-                               c->datatype, o->peer, (int) o->tag, c->comm_ptr, &req);
-    else if (o->src.buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
+                               a->datatype, o->peer, (int) o->tag, a->comm_ptr, &req);
+    else if (o->src.buf == GENCOLL_BUF_SEND && a->sendtype != a->datatype)
         /* Only the whole input is ever sent from the send buffer; it is
          * described by the caller's send type. */
-        mpi_errno = MPIC_Isend(c->sendbuf, c->sendcount, c->sendtype, o->peer, (int) o->tag,
-                               c->comm_ptr, &req, c->errflag);
+        mpi_errno = MPIC_Isend(a->sendbuf, a->sendcount, a->sendtype, o->peer, (int) o->tag,
+                               a->comm_ptr, &req, a->errflag);
     else
         mpi_errno = MPIC_Isend(gencoll_addr(c, o->src.buf, o->src.offset), (MPI_Aint) o->src.count,
-                               c->datatype, o->peer, (int) o->tag, c->comm_ptr, &req, c->errflag);
+                               a->datatype, o->peer, (int) o->tag, a->comm_ptr, &req, a->errflag);
     if (mpi_errno)
         return mpi_errno;
     /* One that already completed (an eager send, a message that was waiting)
@@ -221,7 +213,7 @@ GENCOLL_GLUE_STEP int gencoll_run_reduce(struct gencoll_ctx *c, const struct gen
         return MPI_SUCCESS;
     return MPIR_Reduce_local(gencoll_addr(c, in->buf, in->offset),
                              gencoll_addr(c, inout->buf, inout->offset), (MPI_Aint) in->count,
-                             c->datatype, c->op);
+                             c->a->datatype, c->a->op);
 }
 
 GENCOLL_GLUE_STEP int gencoll_run_copy(struct gencoll_ctx *c, const struct gencoll_range *src,
@@ -229,15 +221,16 @@ GENCOLL_GLUE_STEP int gencoll_run_copy(struct gencoll_ctx *c, const struct genco
 {
     if (dst->count == 0)
         return MPI_SUCCESS;
+    const struct MPII_Gencoll_call *a = c->a;
     char *to = gencoll_addr(c, dst->buf, dst->offset);
-    if (src->buf == GENCOLL_BUF_SEND && c->sendtype != c->datatype)
-        return MPIR_Localcopy(c->sendbuf, c->sendcount, c->sendtype, to, (MPI_Aint) dst->count,
-                              c->datatype);
+    if (src->buf == GENCOLL_BUF_SEND && a->sendtype != a->datatype)
+        return MPIR_Localcopy(a->sendbuf, a->sendcount, a->sendtype, to, (MPI_Aint) dst->count,
+                              a->datatype);
     char *from = gencoll_addr(c, src->buf, src->offset);
     if (from == to)
         return MPI_SUCCESS;     /* MPI_IN_PLACE: the input already sits in the result */
-    return MPIR_Localcopy(from, (MPI_Aint) dst->count, c->datatype, to, (MPI_Aint) dst->count,
-                          c->datatype);
+    return MPIR_Localcopy(from, (MPI_Aint) dst->count, a->datatype, to, (MPI_Aint) dst->count,
+                          a->datatype);
 }
 
 /* As MPICH's own collectives do after a failure: the error flag makes every
@@ -245,8 +238,8 @@ GENCOLL_GLUE_STEP int gencoll_run_copy(struct gencoll_ctx *c, const struct genco
  * report the failure too instead of computing on quietly. */
 static void gencoll_run_failed(struct gencoll_ctx *c, int mpi_errno)
 {
-    if (*c->errflag == MPIR_ERR_NONE)
-        *c->errflag = MPIX_ERR_PROC_FAILED == MPIR_ERR_GET_CLASS(mpi_errno) ?
+    if (*c->a->errflag == MPIR_ERR_NONE)
+        *c->a->errflag = MPIX_ERR_PROC_FAILED == MPIR_ERR_GET_CLASS(mpi_errno) ?
             MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;
 }
 
@@ -266,12 +259,30 @@ static void gencoll_run_failed(struct gencoll_ctx *c, int mpi_errno)
  * algorithm and what its schedule depends on beyond the communicator. */
 #define GENCOLL_COMM_SHAPES 4
 
+/* What a call's schedule depends on beyond the communicator and the count, in
+ * two words so a hit is two compares: the root and the radix (both below
+ * 2^31), and the algorithm with the op's commutativity. */
+struct MPII_Gencoll_shape_key {
+    uint64_t root_k;
+    uint32_t alg_commutative;
+};
+
+static inline struct MPII_Gencoll_shape_key gencoll_shape_key(const struct MPII_Gencoll_call *a)
+{
+    struct MPII_Gencoll_shape_key key = {
+        ((uint64_t) (uint32_t) a->root << 32) | (uint32_t) a->k,
+        ((uint32_t) a->alg << 1) | (a->commutative != 0)
+    };
+    return key;
+}
+
 struct MPII_Gencoll_shape {
     struct gencoll_program_hold *hold;  /* NULL: seen once (or an empty slot) */
     const struct gencoll_program *program;
     uint32_t *work;
     uint64_t count;
-    int alg, k, root, commutative, seen;
+    struct MPII_Gencoll_shape_key key;
+    int seen;
 };
 
 struct MPII_Gencoll_comm {
@@ -290,11 +301,11 @@ void MPII_Gencoll_comm_cleanup(MPIR_Comm * comm)
     comm->gencoll = NULL;
 }
 
-static inline int gencoll_same_shape(const struct MPII_Gencoll_shape *s, int alg, int k,
-                                     uint64_t count, int root, int commutative)
+static inline int gencoll_same_shape(const struct MPII_Gencoll_shape *s, uint64_t count,
+                                     struct MPII_Gencoll_shape_key key)
 {
-    return s->count == count && s->alg == alg && s->k == k && s->root == root &&
-        s->commutative == commutative;
+    return s->count == count && s->key.root_k == key.root_k &&
+        s->key.alg_commutative == key.alg_commutative;
 }
 
 /* Moves the shape at i to the front, the ones before it down by one. */
@@ -315,17 +326,19 @@ static inline void gencoll_shape_to_front(struct MPII_Gencoll_shape *s, int i, s
  * thread's next call). MPI_Reduce_scatter's calls (their recvcounts are the
  * caller's) and any call where the memo cannot be had take the thread-local
  * memo too. Returns 0, GENCOLL_MPICH_EINTERNAL with a message in err, or
- * GENCOLL_COMM_NOMEM. */
-static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uint64_t count,
-                             int root, int commutative, const MPI_Aint * recvcounts,
-                             const struct gencoll_program **program, uint32_t ** work, char *err,
-                             size_t errlen)
+ * GENCOLL_COMM_NOMEM. Not inlined: the hit path stays short. */
+__attribute__((noinline))
+static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gencoll_program **program,
+                             uint32_t ** work, char *err, size_t errlen)
 {
+    MPIR_Comm *comm_ptr = a->comm_ptr;
+    const uint64_t count = (uint64_t) a->count;
+    const struct MPII_Gencoll_shape_key key = gencoll_shape_key(a);
     struct gencoll_call call = {
-        .coll = coll,.alg = alg,.k = k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
-        .root = root,.commutative = commutative,.count = count,.counts = NULL
+        .coll = a->coll,.alg = a->alg,.k = a->k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
+        .root = a->root,.commutative = a->commutative,.count = count,.counts = NULL
     };
-    if (recvcounts) {
+    if (a->recvcounts) {
         /* As the core reads them (MPI_Aint may be narrower than uint64_t),
          * during gencoll_mpich_program only. */
         uint64_t counts_inline[GENCOLL_INLINE_REQUESTS];
@@ -334,7 +347,7 @@ static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uin
         if (!counts)
             return GENCOLL_COMM_NOMEM;
         for (int i = 0; i < call.p; i++)
-            counts[i] = (uint64_t) recvcounts[i];
+            counts[i] = (uint64_t) a->recvcounts[i];
         call.counts = counts;
         int rc = gencoll_mpich_program(&call, program, work, err, errlen);
         if (counts != counts_inline)
@@ -348,10 +361,9 @@ static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uin
             return gencoll_mpich_program(&call, program, work, err, errlen);
         comm_ptr->gencoll = g;
     }
-    struct MPII_Gencoll_shape *s = g->shape[coll];
+    struct MPII_Gencoll_shape *s = g->shape[a->coll];
     int i = 0;
-    while (i < GENCOLL_COMM_SHAPES && !(s[i].seen && gencoll_same_shape(&s[i], alg, k, count, root,
-                                                                         commutative)))
+    while (i < GENCOLL_COMM_SHAPES && !(s[i].seen && gencoll_same_shape(&s[i], count, key)))
         i++;
     if (i == GENCOLL_COMM_SHAPES) {
         int rc = gencoll_mpich_program(&call, program, work, err, errlen);
@@ -359,9 +371,7 @@ static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uin
             return rc;
         i = GENCOLL_COMM_SHAPES - 1;
         gencoll_mpich_program_release(s[i].hold);
-        struct MPII_Gencoll_shape n = {.count = count,.alg = alg,.k = k,.root = root,
-            .commutative = commutative,.seen = 1
-        };
+        struct MPII_Gencoll_shape n = {.count = count,.key = key,.seen = 1 };
         gencoll_shape_to_front(s, i, n);
         return 0;
     }
@@ -377,31 +387,30 @@ static int gencoll_comm_miss(MPIR_Comm * comm_ptr, int coll, int alg, int k, uin
     return 0;
 }
 
-/* The program of a call on comm_ptr: the communicator's last shape or the one
- * before it (which moves to the front), else gencoll_comm_miss. */
-static inline int gencoll_comm_program(MPIR_Comm * comm_ptr, int coll, int alg, int k,
-                                       uint64_t count, int root, int commutative,
-                                       const MPI_Aint * recvcounts,
+/* The program of a call: the communicator's last shape or the one before it
+ * (which moves to the front), else gencoll_comm_miss. */
+static inline int gencoll_comm_program(const struct MPII_Gencoll_call *a,
                                        const struct gencoll_program **program, uint32_t ** work,
                                        char *err, size_t errlen)
 {
-    struct MPII_Gencoll_comm *g = comm_ptr->gencoll;
-    if (g && !recvcounts) {
-        struct MPII_Gencoll_shape *s = g->shape[coll];
-        if (s[0].hold && gencoll_same_shape(&s[0], alg, k, count, root, commutative)) {
+    struct MPII_Gencoll_comm *g = a->comm_ptr->gencoll;
+    if (g && !a->recvcounts) {
+        const uint64_t count = (uint64_t) a->count;
+        const struct MPII_Gencoll_shape_key key = gencoll_shape_key(a);
+        struct MPII_Gencoll_shape *s = g->shape[a->coll];
+        if (s[0].hold && gencoll_same_shape(&s[0], count, key)) {
             *program = s[0].program;
             *work = s[0].work;
             return 0;
         }
-        if (s[1].hold && gencoll_same_shape(&s[1], alg, k, count, root, commutative)) {
+        if (s[1].hold && gencoll_same_shape(&s[1], count, key)) {
             gencoll_shape_to_front(s, 1, s[1]);
             *program = s[0].program;
             *work = s[0].work;
             return 0;
         }
     }
-    return gencoll_comm_miss(comm_ptr, coll, alg, k, count, root, commutative, recvcounts, program,
-                             work, err, errlen);
+    return gencoll_comm_miss(a, program, work, err, errlen);
 }
 
 /* GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
@@ -415,8 +424,7 @@ static long gencoll_inject_calls;
 
 static int gencoll_injected(struct gencoll_fault *f, MPIR_Comm * comm_ptr)
 {
-    if (gencoll_inject_rank < 0 || MPIR_Process.comm_world->rank != gencoll_inject_rank ||
-        comm_ptr == MPIR_Process.comm_world)
+    if (MPIR_Process.comm_world->rank != gencoll_inject_rank || comm_ptr == MPIR_Process.comm_world)
         return 0;
     long m = gencoll_inject_calls++;
     if (m % 2 != 0)
@@ -428,96 +436,100 @@ static int gencoll_injected(struct gencoll_fault *f, MPIR_Comm * comm_ptr)
     return 1;
 }
 
-int MPII_Gencoll_run(int coll, int alg, int k, const void *sendbuf, MPI_Aint sendcount,
-                     MPI_Datatype sendtype, void *recvbuf, MPI_Aint count, MPI_Datatype datatype,
-                     const MPI_Aint * recvcounts, MPI_Op op, int root, MPIR_Comm * comm_ptr,
-                     MPIR_Errflag_t * errflag)
+/* MPIR_CVAR_GENCOLL_DEBUG's line, on rank 0 of the communicator. */
+__attribute__((noinline, cold))
+static void gencoll_debug_line(const struct MPII_Gencoll_call *a)
+{
+    MPI_Aint type_size;
+    MPIR_Datatype_get_size_macro(a->datatype, type_size);
+    fprintf(stderr, "gencoll: %s count=%ld bytes=%ld p=%d root=%d algorithm=%s k=%d\n",
+            gencoll_mpich_collective_name(a->coll), (long) a->count, (long) (a->count * type_size),
+            a->comm_ptr->local_size, a->root, gencoll_mpich_algorithm_name(a->alg),
+            gencoll_mpich_effective_radix(a->alg, a->comm_ptr->local_size, a->k));
+    fflush(stderr);
+}
+
+/* After a run that failed: a code for what the runner reported, and the
+ * requests still in flight ended before the buffers they point into go away,
+ * receives cancelled first (their senders may never send). Out of line, as
+ * only a failed run has work here. */
+__attribute__((noinline))
+static int gencoll_run_cleanup(struct gencoll_ctx *c, int rc)
 {
     int mpi_errno = MPI_SUCCESS;
-    char err[256];
+    if (rc == GENCOLL_RUN_EBUG) {
+        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                      "gencoll schedule", "the program cannot finish (a gencoll bug)");
+    } else {
+        mpi_errno = rc;
+    }
+    for (size_t i = 0; i < c->nactive; i++)
+        if (c->active[i].req->kind == MPIR_REQUEST_KIND__RECV)
+            MPID_Cancel_recv(c->active[i].req);
+    for (size_t i = 0; i < c->nactive; i++) {
+        MPIC_Wait(c->active[i].req, c->a->errflag);
+        MPIR_Request_free(c->active[i].req);
+    }
+    c->nactive = 0;
+    return mpi_errno;
+}
 
-    if (count == 0)
+int MPII_Gencoll_run(const struct MPII_Gencoll_call *a)
+{
+    int mpi_errno = MPI_SUCCESS;
+
+    if (a->count == 0)
         return MPI_SUCCESS;
 
-    const int p = comm_ptr->local_size;
-    const int commutative = coll == GENCOLL_ALLGATHER || coll == GENCOLL_BCAST ||
-        MPIR_Op_is_commutative(op);
+    MPIR_Comm *comm_ptr = a->comm_ptr;
     /* The collectives' entry points hand a call an algorithm cannot serve to
-     * MPICH's own algorithm (allreduce_intra_gencoll.c); gencoll_mpich_program
-     * refuses what still gets here rather than compute a wrong result. */
-
-    if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0) {
-        MPI_Aint type_size;
-        MPIR_Datatype_get_size_macro(datatype, type_size);
-        fprintf(stderr, "gencoll: %s count=%ld bytes=%ld p=%d root=%d algorithm=%s k=%d\n",
-                gencoll_mpich_collective_name(coll), (long) count, (long) (count * type_size),
-                p, root, gencoll_mpich_algorithm_name(alg),
-                gencoll_mpich_effective_radix(alg, p, k));
-        fflush(stderr);
-    }
+     * MPICH's own algorithm (coll_gencoll.h); gencoll_mpich_program refuses
+     * what still gets here rather than compute a wrong result. */
+    if (MPIR_CVAR_GENCOLL_DEBUG && comm_ptr->rank == 0)
+        gencoll_debug_line(a);
 
     /* One process (MPI_COMM_SELF, a composition's node of one rank): the
      * result is the caller's own contribution, as MPICH's own algorithms
      * return it, with no schedule to look up. Injected failures (tests) walk
      * the runner's steps, so they take the runner. */
-    if (p == 1 && gencoll_inject_rank < 0)
-        return sendbuf == recvbuf ? MPI_SUCCESS :
-            MPIR_Localcopy(sendbuf, sendcount, sendtype, recvbuf, count, datatype);
+    if (comm_ptr->local_size == 1 && gencoll_inject_rank < 0)
+        return a->sendbuf == a->recvbuf ? MPI_SUCCESS :
+            MPIR_Localcopy(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->count, a->datatype);
 
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
-    int found = gencoll_comm_program(comm_ptr, coll, alg, k, (uint64_t) count, root, commutative,
-                                     recvcounts, &program, &work, err, sizeof(err));
-    if (found == GENCOLL_COMM_NOMEM) {
-        MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
-        return mpi_errno;
-    }
+    char err[256];
+    int found = gencoll_comm_program(a, &program, &work, err, sizeof(err));
     if (found != 0) {
-        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
-                      "gencoll schedule", err);
+        if (found == GENCOLL_COMM_NOMEM)
+            MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
+        else
+            MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                          "gencoll schedule", err);
         return mpi_errno;
     }
 
     /* Field by field: an initializer would also clear the inline arrays. */
     struct gencoll_ctx c;
-    c.comm_ptr = comm_ptr;
-    c.errflag = errflag;
-    c.sendbuf = sendbuf;
-    c.sendcount = sendcount;
-    c.sendtype = sendtype;
-    c.recvbuf = recvbuf;
-    c.datatype = datatype;
-    c.op = op;
+    c.a = a;
     c.tmp = NULL;
-    c.tmp_base = NULL;
     c.active = c.active_inline;
     c.nactive = 0;
     c.cap = GENCOLL_INLINE_REQUESTS;
-    MPIR_Datatype_get_extent_macro(datatype, c.extent);
+    MPIR_Datatype_get_extent_macro(a->datatype, c.extent);
 
     struct gencoll_fault fault;
-    int rc = gencoll_run_program(&c, program, work, gencoll_injected(&fault, comm_ptr) ? &fault : NULL);
-    if (rc == GENCOLL_RUN_EBUG) {
-        MPIR_ERR_SET2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
-                      "gencoll schedule", "the program cannot finish (a gencoll bug)");
-    } else if (rc != MPI_SUCCESS) {
-        mpi_errno = rc;
-    }
-    /* Only a run that stopped early leaves requests in flight: they end
-     * before the buffers they point into go away, receives cancelled first
-     * (their senders may never send). */
-    for (size_t i = 0; i < c.nactive; i++)
-        if (c.active[i].req->kind == MPIR_REQUEST_KIND__RECV)
-            MPID_Cancel_recv(c.active[i].req);
-    for (size_t i = 0; i < c.nactive; i++) {
-        MPIC_Wait(c.active[i].req, errflag);
-        MPIR_Request_free(c.active[i].req);
-    }
+    int rc = gencoll_run_program(&c, program, work, gencoll_inject_rank >= 0 &&
+                                 gencoll_injected(&fault, comm_ptr) ? &fault : NULL);
+    if (rc != MPI_SUCCESS)
+        mpi_errno = gencoll_run_cleanup(&c, rc);
     if (c.active != c.active_inline)
         MPL_free(c.active);
     if (c.tmp)
         MPL_free(c.tmp);
 
+    /* Through a local: MPICH's error-message extraction reads the class argument. */
+    MPIR_Errflag_t *errflag = a->errflag;
     if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
         MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
     return mpi_errno;
