@@ -33,6 +33,80 @@ struct MPII_Gencoll_call {
 
 int MPII_Gencoll_run(const struct MPII_Gencoll_call *call);
 
+/* Runs the program of a call (the memo's, or the core's): the part of
+ * MPII_Gencoll_run after the lookup. */
+int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *call, const struct gencoll_program *program,
+                             uint32_t * work);
+
+/* GENCOLL_INJECT_FAULT's rank (tests only), -1 when unset. */
+extern int MPII_Gencoll_inject_rank;
+
+/* The programs of a communicator's recent call shapes, four per collective
+ * (a loop's calls, such as a benchmark's and the one-byte bcast of MPICH's own
+ * barrier between them), in MPIR_Comm.gencoll. Collectives on one
+ * communicator never run concurrently (MPI orders them), so a call finds its
+ * program here with a few compares: no lock, no thread-local lookup, no call
+ * into the C++ core. A shape is kept (a program reference and counters of
+ * its own) from its second call on; its first, and every call of a loop over
+ * more shapes than are kept, takes the core's thread-local memo. The
+ * decision is MPICH's (CVARs or the selection file, before the glue is
+ * called), so the key is the call's algorithm and what its schedule depends
+ * on beyond the communicator. */
+#define GENCOLL_COMM_SHAPES 4
+
+/* What a call's schedule depends on beyond the communicator and the count, in
+ * two words so a hit is two compares: the root and the radix (both below
+ * 2^31), and the algorithm with the op's commutativity. */
+struct MPII_Gencoll_shape_key {
+    uint64_t root_k;
+    uint32_t alg_commutative;
+};
+
+static inline struct MPII_Gencoll_shape_key MPII_Gencoll_shape_key_of(const struct MPII_Gencoll_call *a)
+{
+    struct MPII_Gencoll_shape_key key = {
+        ((uint64_t) (uint32_t) a->root << 32) | (uint32_t) a->k,
+        ((uint32_t) a->alg << 1) | (a->commutative != 0)
+    };
+    return key;
+}
+
+struct MPII_Gencoll_shape {
+    struct gencoll_program_hold *hold;  /* NULL: seen once (or an empty slot) */
+    const struct gencoll_program *program;
+    uint32_t *work;
+    uint64_t count;
+    struct MPII_Gencoll_shape_key key;
+    int seen;
+};
+
+struct MPII_Gencoll_comm {
+    struct MPII_Gencoll_shape shape[GENCOLL_COLL_COUNT][GENCOLL_COMM_SHAPES];
+};
+
+static inline int MPII_Gencoll_same_shape(const struct MPII_Gencoll_shape *s, uint64_t count,
+                                          struct MPII_Gencoll_shape_key key)
+{
+    return s->count == count && s->key.root_k == key.root_k &&
+        s->key.alg_commutative == key.alg_commutative;
+}
+
+/* A call: the program of the communicator's last call of the collective when
+ * this one has its shape (a loop's calls), found here in the algorithm's own
+ * frame where its collective and algorithm are constants; everything else
+ * (the debug line, injected failures, one process, another shape) through
+ * MPII_Gencoll_run. A zero count never matches: no shape is kept for one. */
+static inline int MPII_Gencoll_call_run(const struct MPII_Gencoll_call *c)
+{
+    const struct MPII_Gencoll_comm *g = c->comm_ptr->gencoll;
+    if (g != NULL && !MPIR_CVAR_GENCOLL_DEBUG && MPII_Gencoll_inject_rank < 0) {
+        const struct MPII_Gencoll_shape *s = &g->shape[c->coll][0];
+        if (s->hold != NULL && MPII_Gencoll_same_shape(s, (uint64_t) c->count, MPII_Gencoll_shape_key_of(c)))
+            return MPII_Gencoll_run_program(c, s->program, s->work);
+    }
+    return MPII_Gencoll_run(c);
+}
+
 /* A call whose op is not commutative, for an algorithm that needs one: the
  * MPI's own choice serves it (README, "Calls gencoll leaves to the MPI"),
  * MPICH's recursive doubling (binomial for reduce). Out of line: the entry
@@ -74,7 +148,7 @@ static inline int MPII_Gencoll_allgather(int alg, const void *sendbuf, MPI_Aint 
         c.sendcount = recvcount;
         c.sendtype = recvtype;
     }
-    return MPII_Gencoll_run(&c);
+    return MPII_Gencoll_call_run(&c);
 }
 
 static inline int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
@@ -91,7 +165,7 @@ static inline int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *rec
         .recvcounts = NULL,.comm_ptr = comm_ptr,.errflag = errflag,.coll = GENCOLL_ALLREDUCE,
         .alg = alg,.k = k,.root = 0,.commutative = commutative
     };
-    return MPII_Gencoll_run(&c);
+    return MPII_Gencoll_call_run(&c);
 }
 
 static inline int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype,
@@ -102,7 +176,7 @@ static inline int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_
         .datatype = datatype,.op = MPI_OP_NULL,.recvcounts = NULL,.comm_ptr = comm_ptr,
         .errflag = errflag,.coll = GENCOLL_BCAST,.alg = alg,.k = k,.root = root,.commutative = 1
     };
-    return MPII_Gencoll_run(&c);
+    return MPII_Gencoll_call_run(&c);
 }
 
 static inline int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,
@@ -120,7 +194,7 @@ static inline int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbu
         .recvcounts = NULL,.comm_ptr = comm_ptr,.errflag = errflag,.coll = GENCOLL_REDUCE,
         .alg = alg,.k = k,.root = root,.commutative = commutative
     };
-    return MPII_Gencoll_run(&c);
+    return MPII_Gencoll_call_run(&c);
 }
 
 static inline int MPII_Gencoll_reduce_scatter_block(int alg, const void *sendbuf, void *recvbuf,
@@ -140,7 +214,7 @@ static inline int MPII_Gencoll_reduce_scatter_block(int alg, const void *sendbuf
         .errflag = errflag,.coll = GENCOLL_REDUCE_SCATTER_BLOCK,.alg = alg,.k = k,.root = 0,
         .commutative = commutative
     };
-    return MPII_Gencoll_run(&c);
+    return MPII_Gencoll_call_run(&c);
 }
 
 static inline int MPII_Gencoll_reduce_scatter(int alg, const void *sendbuf, void *recvbuf,

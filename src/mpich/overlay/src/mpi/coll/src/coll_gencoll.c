@@ -246,49 +246,7 @@ static void gencoll_run_failed(struct gencoll_ctx *c, int mpi_errno)
 #define GENCOLL_RUN_CTX struct gencoll_ctx
 #include "gencoll_run.h"
 
-/* The programs of a communicator's recent call shapes, four per collective
- * (a loop's calls, such as a benchmark's and the one-byte bcast of MPICH's own
- * barrier between them). Collectives on one communicator never run
- * concurrently (MPI orders them), so a call finds its program here with a few
- * compares: no lock, no thread-local lookup, no call into the C++ core. A
- * shape is kept (a program reference and counters of its own) from its second
- * call on; its first, and every call of a loop over more shapes than are kept,
- * takes the core's thread-local memo, as all calls did before, so no call
- * allocates a reference only to drop it. The decision is MPICH's (CVARs or the
- * selection file, before the glue is called), so the key is the call's
- * algorithm and what its schedule depends on beyond the communicator. */
-#define GENCOLL_COMM_SHAPES 4
-
-/* What a call's schedule depends on beyond the communicator and the count, in
- * two words so a hit is two compares: the root and the radix (both below
- * 2^31), and the algorithm with the op's commutativity. */
-struct MPII_Gencoll_shape_key {
-    uint64_t root_k;
-    uint32_t alg_commutative;
-};
-
-static inline struct MPII_Gencoll_shape_key gencoll_shape_key(const struct MPII_Gencoll_call *a)
-{
-    struct MPII_Gencoll_shape_key key = {
-        ((uint64_t) (uint32_t) a->root << 32) | (uint32_t) a->k,
-        ((uint32_t) a->alg << 1) | (a->commutative != 0)
-    };
-    return key;
-}
-
-struct MPII_Gencoll_shape {
-    struct gencoll_program_hold *hold;  /* NULL: seen once (or an empty slot) */
-    const struct gencoll_program *program;
-    uint32_t *work;
-    uint64_t count;
-    struct MPII_Gencoll_shape_key key;
-    int seen;
-};
-
-struct MPII_Gencoll_comm {
-    struct MPII_Gencoll_shape shape[GENCOLL_COLL_COUNT][GENCOLL_COMM_SHAPES];
-};
-
+/* The memo of a communicator's call shapes (coll_gencoll.h): released with it. */
 void MPII_Gencoll_comm_cleanup(MPIR_Comm * comm)
 {
     struct MPII_Gencoll_comm *g = comm->gencoll;
@@ -301,12 +259,6 @@ void MPII_Gencoll_comm_cleanup(MPIR_Comm * comm)
     comm->gencoll = NULL;
 }
 
-static inline int gencoll_same_shape(const struct MPII_Gencoll_shape *s, uint64_t count,
-                                     struct MPII_Gencoll_shape_key key)
-{
-    return s->count == count && s->key.root_k == key.root_k &&
-        s->key.alg_commutative == key.alg_commutative;
-}
 
 /* Moves the shape at i to the front, the ones before it down by one. */
 static inline void gencoll_shape_to_front(struct MPII_Gencoll_shape *s, int i, struct MPII_Gencoll_shape n)
@@ -333,7 +285,7 @@ static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gen
 {
     MPIR_Comm *comm_ptr = a->comm_ptr;
     const uint64_t count = (uint64_t) a->count;
-    const struct MPII_Gencoll_shape_key key = gencoll_shape_key(a);
+    const struct MPII_Gencoll_shape_key key = MPII_Gencoll_shape_key_of(a);
     struct gencoll_call call = {
         .coll = a->coll,.alg = a->alg,.k = a->k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
         .root = a->root,.commutative = a->commutative,.count = count,.counts = NULL
@@ -363,7 +315,7 @@ static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gen
     }
     struct MPII_Gencoll_shape *s = g->shape[a->coll];
     int i = 0;
-    while (i < GENCOLL_COMM_SHAPES && !(s[i].seen && gencoll_same_shape(&s[i], count, key)))
+    while (i < GENCOLL_COMM_SHAPES && !(s[i].seen && MPII_Gencoll_same_shape(&s[i], count, key)))
         i++;
     if (i == GENCOLL_COMM_SHAPES) {
         int rc = gencoll_mpich_program(&call, program, work, err, errlen);
@@ -387,8 +339,9 @@ static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gen
     return 0;
 }
 
-/* The program of a call: the communicator's last shape or the one before it
- * (which moves to the front), else gencoll_comm_miss. */
+/* The program of a call the entry point's look at the memo's front did not
+ * find (coll_gencoll.h): the shape before it (which moves to the front),
+ * else gencoll_comm_miss. */
 static inline int gencoll_comm_program(const struct MPII_Gencoll_call *a,
                                        const struct gencoll_program **program, uint32_t ** work,
                                        char *err, size_t errlen)
@@ -396,14 +349,14 @@ static inline int gencoll_comm_program(const struct MPII_Gencoll_call *a,
     struct MPII_Gencoll_comm *g = a->comm_ptr->gencoll;
     if (g && !a->recvcounts) {
         const uint64_t count = (uint64_t) a->count;
-        const struct MPII_Gencoll_shape_key key = gencoll_shape_key(a);
+        const struct MPII_Gencoll_shape_key key = MPII_Gencoll_shape_key_of(a);
         struct MPII_Gencoll_shape *s = g->shape[a->coll];
-        if (s[0].hold && gencoll_same_shape(&s[0], count, key)) {
+        if (s[0].hold && MPII_Gencoll_same_shape(&s[0], count, key)) {
             *program = s[0].program;
             *work = s[0].work;
             return 0;
         }
-        if (s[1].hold && gencoll_same_shape(&s[1], count, key)) {
+        if (s[1].hold && MPII_Gencoll_same_shape(&s[1], count, key)) {
             gencoll_shape_to_front(s, 1, s[1]);
             *program = s[0].program;
             *work = s[0].work;
@@ -419,12 +372,12 @@ static inline int gencoll_comm_program(const struct MPII_Gencoll_call *a,
  * for MPI_Comm_dup) fails its (m+1)-th transport call and the odd ones run
  * clean, so one process run walks a failure through every step of a
  * schedule. */
-static int gencoll_inject_rank = -1;
+int MPII_Gencoll_inject_rank = -1;
 static long gencoll_inject_calls;
 
 static int gencoll_injected(struct gencoll_fault *f, MPIR_Comm * comm_ptr)
 {
-    if (MPIR_Process.comm_world->rank != gencoll_inject_rank || comm_ptr == MPIR_Process.comm_world)
+    if (MPIR_Process.comm_world->rank != MPII_Gencoll_inject_rank || comm_ptr == MPIR_Process.comm_world)
         return 0;
     long m = gencoll_inject_calls++;
     if (m % 2 != 0)
@@ -492,7 +445,7 @@ int MPII_Gencoll_run(const struct MPII_Gencoll_call *a)
      * result is the caller's own contribution, as MPICH's own algorithms
      * return it, with no schedule to look up. Injected failures (tests) walk
      * the runner's steps, so they take the runner. */
-    if (comm_ptr->local_size == 1 && gencoll_inject_rank < 0)
+    if (comm_ptr->local_size == 1 && MPII_Gencoll_inject_rank < 0)
         return a->sendbuf == a->recvbuf ? MPI_SUCCESS :
             MPIR_Localcopy(a->sendbuf, a->sendcount, a->sendtype, a->recvbuf, a->count, a->datatype);
 
@@ -509,6 +462,13 @@ int MPII_Gencoll_run(const struct MPII_Gencoll_call *a)
         return mpi_errno;
     }
 
+    return MPII_Gencoll_run_program(a, program, work);
+}
+
+int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gencoll_program *program,
+                             uint32_t * work)
+{
+    int mpi_errno = MPI_SUCCESS;
     /* Field by field: an initializer would also clear the inline arrays. */
     struct gencoll_ctx c;
     c.a = a;
@@ -519,8 +479,8 @@ int MPII_Gencoll_run(const struct MPII_Gencoll_call *a)
     MPIR_Datatype_get_extent_macro(a->datatype, c.extent);
 
     struct gencoll_fault fault;
-    int rc = gencoll_run_program(&c, program, work, gencoll_inject_rank >= 0 &&
-                                 gencoll_injected(&fault, comm_ptr) ? &fault : NULL);
+    int rc = gencoll_run_program(&c, program, work, MPII_Gencoll_inject_rank >= 0 &&
+                                 gencoll_injected(&fault, a->comm_ptr) ? &fault : NULL);
     if (rc != MPI_SUCCESS)
         mpi_errno = gencoll_run_cleanup(&c, rc);
     if (c.active != c.active_inline)
@@ -574,7 +534,7 @@ int MPII_Gencoll_init(void)
             MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
                                  "GENCOLL_INJECT_FAULT", value);
         }
-        gencoll_inject_rank = (int) v;
+        MPII_Gencoll_inject_rank = (int) v;
     }
     if (gencoll_mpich_abi_version() != GENCOLL_MPICH_ABI_VERSION) {
         char value[96];
