@@ -157,6 +157,12 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
     int rc, first = 0, posted;
     uint32_t done[16];
     size_t n = 0;
+    /* In flight when the run leaves the line: the posted receive the line
+     * waits for, and a message the line did not expect to be (a send that
+     * did not finish as it was posted, or a glue that does not block where
+     * it may). s: the line's steps taken. */
+    uint32_t recv = GENCOLL_RUN_NONE, held = GENCOLL_RUN_NONE;
+    size_t s = 0;
     if (p->tmp_count != 0) {
         rc = gencoll_run_scratch(c, p->tmp_count);
         if (rc != 0)
@@ -164,11 +170,6 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
     }
     first = gencoll_run_result(c, 0, fault, &calls);
     if (p->nline > 0) {
-        /* In flight: the posted receive the line waits for, and a message
-         * the line did not expect to be (a send that did not finish as it
-         * was posted, or a glue that does not block where it may). */
-        uint32_t recv = GENCOLL_RUN_NONE, held = GENCOLL_RUN_NONE;
-        size_t s = 0;
         while (s < p->nline) {
             const uint32_t e = p->line[s++], i = e & GENCOLL_LINE_OP;
             if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT) {
@@ -202,28 +203,30 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
         }
         if (held == GENCOLL_RUN_NONE)
             return first;
+    }
+    if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
+        memcpy(pending, p->pending, p->nops * sizeof(*pending));
+    work[0] = 0;                /* at rest again only once the run finished */
+    if (held != GENCOLL_RUN_NONE) {
         /* A message stayed in flight: the general runner takes over from the
          * state the line's first s steps left. Every op they ran or posted
          * that is not in flight has finished; each op ahead on the line whose
-         * dependencies have all finished is ready, the earliest on top. */
-        if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
-            memcpy(pending, p->pending, p->nops * sizeof(*pending));
-        work[0] = 0;
+         * dependencies have all finished is ready, the earliest on top. An op
+         * that started has had all its predecessors (earlier on the line)
+         * counted off, and no later step counts it off again, so its counter
+         * goes back to the program's there, as do those of ops made ready
+         * here (at rest when the run finishes). */
         for (size_t t = 0; t < s; t++) {
             const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
-            if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT || i == held || i == recv)
+            if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT)
+                continue;
+            pending[i] = p->pending[i];
+            if (i == held || i == recv)
                 continue;
             const struct gencoll_op *o = &p->ops[i];
             finished++;
             for (uint32_t f = o->succ_begin; f < o->succ_begin + o->succ_count; f++)
                 pending[p->succ[f]]--;
-        }
-        /* The counters of ops that started, and of those made ready here, go
-         * back to the program's (at rest when the run finishes). */
-        for (size_t t = 0; t < s; t++) {
-            const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
-            if ((e & ~GENCOLL_LINE_OP) != GENCOLL_LINE_WAIT)
-                pending[i] = p->pending[i];
         }
         for (size_t t = p->nline; t-- > s;) {
             const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
@@ -234,10 +237,6 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
         }
         ninitial = 0;
         in_flight = 1 + (recv != GENCOLL_RUN_NONE);
-    } else {
-        if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
-            memcpy(pending, p->pending, p->nops * sizeof(*pending));
-        work[0] = 0;            /* at rest again only once the run finished */
     }
     while (finished < p->nops) {
         while (nready > 0 || ninitial > 0) {
