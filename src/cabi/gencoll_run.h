@@ -128,6 +128,19 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_step(GENCOLL_RUN_CTX * c, const
 
 #define GENCOLL_RUN_NONE UINT32_MAX
 
+/* The op of a program that is one message and nothing else, which the runner
+ * would make one blocking call (its line a single run step): a leaf of a
+ * bcast or reduce tree, the root of a two-rank bcast. NULL for any other
+ * program. A glue that keeps programs may make that call itself and skip the
+ * run's setup, which would cost more than the message's own call. */
+static inline const struct gencoll_op *gencoll_run_alone_op(const struct gencoll_program *p)
+{
+    if (p->nline != 1 || p->tmp_count != 0 || (p->line[0] & ~GENCOLL_LINE_OP) != GENCOLL_LINE_RUN)
+        return NULL;
+    const struct gencoll_op *o = &p->ops[p->line[0] & GENCOLL_LINE_OP];
+    return o->kind == GENCOLL_OP_SEND || o->kind == GENCOLL_OP_RECV ? o : NULL;
+}
+
 /* `work`: GENCOLL_WORK_WORDS(p->nops) words (gencoll_mpich_program(_hold)
  * hands them out). Each op's dependency counter goes back to the program's
  * count the moment the op becomes ready, so a run that finishes leaves the

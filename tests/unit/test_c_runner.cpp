@@ -286,3 +286,42 @@ TEST_CASE("C runner: a message the line did not expect in flight hands the run t
     gencoll_mpich_program_release(hold);
   }
 }
+
+TEST_CASE("C runner: a program of one message alone is named as such, any other is not") {
+  // The glue makes that message's blocking call itself (gencoll_run_alone_op).
+  struct Case {
+    gencoll_call call;
+    int kind;  // of the message; -1: not a program of one message
+  };
+  const Case cases[] = {
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0}, GENCOLL_OP_SEND},  // the root of two
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 2, 1, 0, 1, 4, nullptr, 0}, GENCOLL_OP_RECV},
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 7, 0, 1, 4, nullptr, 0}, GENCOLL_OP_RECV},  // a leaf
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 6, 0, 1, 4, nullptr, 0}, -1},  // receives, then sends
+      {{GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 1, 0, 1, 4, nullptr, 0}, GENCOLL_OP_SEND},  // a leaf
+      {{GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0}, -1},  // receives and reduces
+      {{GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 2, 0, 0, 1, 4, nullptr, 0}, -1},
+      {{GENCOLL_ALLGATHER, GENCOLL_RECURSIVE_MULTIPLYING, 2, 2, 1, 0, 1, 4, nullptr, 0}, -1},
+  };
+  for (const Case& x : cases) {
+    INFO(gencoll_mpich_collective_name(x.call.coll) << " p=" << x.call.p << " rank=" << x.call.rank);
+    gencoll_program_hold* hold = nullptr;
+    const gencoll_program* p = nullptr;
+    std::uint32_t* work = nullptr;
+    char err[128] = "";
+    REQUIRE(gencoll_mpich_program_hold(&x.call, &hold, &p, &work, err, sizeof err) == 0);
+    const gencoll_op* o = gencoll_run_alone_op(p);
+    if (x.kind < 0) {
+      CHECK(o == nullptr);
+    } else {
+      REQUIRE(o != nullptr);
+      CHECK(static_cast<int>(o->kind) == x.kind);
+      // The one message the runner itself would post, blocking.
+      Recorder r;
+      REQUIRE(gencoll_run_program(&r, p, work, nullptr) == 0);
+      CHECK(r.order == std::vector<std::uint32_t>{static_cast<std::uint32_t>(o - p->ops)});
+      CHECK(r.blocking == 1);
+    }
+    gencoll_mpich_program_release(hold);
+  }
+}

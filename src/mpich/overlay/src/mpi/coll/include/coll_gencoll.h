@@ -38,6 +38,10 @@ int MPII_Gencoll_run(const struct MPII_Gencoll_call *call);
 int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *call, const struct gencoll_program *program,
                              uint32_t * work);
 
+/* Runs a program that is the one message `op` (gencoll_run_alone_op): the
+ * blocking call its run would make, without the run's setup. */
+int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *call, const struct gencoll_op *op);
+
 /* GENCOLL_INJECT_FAULT's rank (tests only), -1 when unset. */
 extern int MPII_Gencoll_inject_rank;
 
@@ -75,6 +79,7 @@ struct MPII_Gencoll_shape {
     struct gencoll_program_hold *hold;  /* NULL: seen once (or an empty slot) */
     const struct gencoll_program *program;
     uint32_t *work;
+    const struct gencoll_op *alone;     /* the program is this one message (gencoll_run_alone_op) */
     uint64_t count;
     struct MPII_Gencoll_shape_key key;
     int seen;
@@ -102,7 +107,8 @@ static inline int MPII_Gencoll_call_run(const struct MPII_Gencoll_call *c)
     if (g != NULL && !MPIR_CVAR_GENCOLL_DEBUG && MPII_Gencoll_inject_rank < 0) {
         const struct MPII_Gencoll_shape *s = &g->shape[c->coll][0];
         if (s->hold != NULL && MPII_Gencoll_same_shape(s, (uint64_t) c->count, MPII_Gencoll_shape_key_of(c)))
-            return MPII_Gencoll_run_program(c, s->program, s->work);
+            return s->alone != NULL ? MPII_Gencoll_run_alone(c, s->alone)
+                : MPII_Gencoll_run_program(c, s->program, s->work);
     }
     return MPII_Gencoll_run(c);
 }

@@ -332,6 +332,7 @@ static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gen
         int rc = gencoll_mpich_program_hold(&call, &n.hold, &n.program, &n.work, err, errlen);
         if (rc != 0)
             return rc;
+        n.alone = gencoll_run_alone_op(n.program);
     }
     gencoll_shape_to_front(s, i, n);
     *program = n.program;
@@ -489,6 +490,24 @@ int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gen
         MPL_free(c.tmp);
 
     /* Through a local: MPICH's error-message extraction reads the class argument. */
+    MPIR_Errflag_t *errflag = a->errflag;
+    if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
+        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
+    return mpi_errno;
+}
+
+int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *a, const struct gencoll_op *op)
+{
+    /* All a message's step reads of the context: the call and the extent
+     * (the program has no scratch). */
+    struct gencoll_ctx c;
+    c.a = a;
+    c.tmp_base = NULL;
+    MPIR_Datatype_get_extent_macro(a->datatype, c.extent);
+    int in_flight;
+    int mpi_errno = gencoll_run_post(&c, op, 0, 1, &in_flight);
+    if (mpi_errno != MPI_SUCCESS)
+        gencoll_run_failed(&c, mpi_errno);
     MPIR_Errflag_t *errflag = a->errflag;
     if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
         MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
