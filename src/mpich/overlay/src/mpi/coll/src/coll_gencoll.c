@@ -68,7 +68,15 @@ static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
 {
     int mpi_errno = MPI_SUCCESS;
     MPI_Aint true_lb, true_extent;
-    MPIR_Type_get_true_extent_impl(c->a->datatype, &true_lb, &true_extent);
+    /* A predefined type's true extent is its size, which MPICH's function
+     * finds through two calls and a lookup (some 125 instructions, as many
+     * as the rest of a small call's scratch handling). */
+    if (HANDLE_IS_BUILTIN(c->a->datatype)) {
+        true_lb = 0;
+        true_extent = MPIR_Datatype_get_basic_size(c->a->datatype);
+    } else {
+        MPIR_Type_get_true_extent_impl(c->a->datatype, &true_lb, &true_extent);
+    }
     /* Laid out like the user's buffer, shifted so the true lower bound lands on
      * the allocation (as MPICH's own algorithms do). */
     MPI_Aint span = MPL_MAX(c->extent, true_extent);
