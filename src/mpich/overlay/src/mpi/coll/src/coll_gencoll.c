@@ -69,8 +69,7 @@ static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
     int mpi_errno = MPI_SUCCESS;
     MPI_Aint true_lb, true_extent;
     /* A predefined type's true extent is its size, which MPICH's function
-     * finds through two calls and a lookup (some 125 instructions, as many
-     * as the rest of a small call's scratch handling). */
+     * finds through two calls and a lookup (some 125 instructions). */
     if (HANDLE_IS_BUILTIN(c->a->datatype)) {
         true_lb = 0;
         true_extent = MPIR_Datatype_get_basic_size(c->a->datatype);
@@ -289,9 +288,10 @@ static inline void gencoll_shape_to_front(struct MPII_Gencoll_shape *s, int i, s
  * GENCOLL_COMM_NOMEM. Not inlined: the hit path stays short. */
 __attribute__((noinline))
 static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gencoll_program **program,
-                             uint32_t ** work, char *err, size_t errlen)
+                             uint32_t ** work, const struct gencoll_op **alone, char *err, size_t errlen)
 {
     MPIR_Comm *comm_ptr = a->comm_ptr;
+    *alone = NULL;
     const uint64_t count = (uint64_t) a->count;
     const struct MPII_Gencoll_shape_key key = MPII_Gencoll_shape_key_of(a);
     struct gencoll_call call = {
@@ -345,6 +345,7 @@ static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gen
     gencoll_shape_to_front(s, i, n);
     *program = n.program;
     *work = n.work;
+    *alone = n.alone;
     return 0;
 }
 
@@ -353,7 +354,7 @@ static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gen
  * else gencoll_comm_miss. */
 static inline int gencoll_comm_program(const struct MPII_Gencoll_call *a,
                                        const struct gencoll_program **program, uint32_t ** work,
-                                       char *err, size_t errlen)
+                                       const struct gencoll_op **alone, char *err, size_t errlen)
 {
     struct MPII_Gencoll_comm *g = a->comm_ptr->gencoll;
     if (g && !a->recvcounts) {
@@ -363,16 +364,18 @@ static inline int gencoll_comm_program(const struct MPII_Gencoll_call *a,
         if (s[0].hold && MPII_Gencoll_same_shape(&s[0], count, key)) {
             *program = s[0].program;
             *work = s[0].work;
+            *alone = s[0].alone;
             return 0;
         }
         if (s[1].hold && MPII_Gencoll_same_shape(&s[1], count, key)) {
             gencoll_shape_to_front(s, 1, s[1]);
             *program = s[0].program;
             *work = s[0].work;
+            *alone = s[0].alone;
             return 0;
         }
     }
-    return gencoll_comm_miss(a, program, work, err, errlen);
+    return gencoll_comm_miss(a, program, work, alone, err, errlen);
 }
 
 /* GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
@@ -460,8 +463,9 @@ int MPII_Gencoll_run(const struct MPII_Gencoll_call *a)
 
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
+    const struct gencoll_op *alone = NULL;
     char err[256];
-    int found = gencoll_comm_program(a, &program, &work, err, sizeof(err));
+    int found = gencoll_comm_program(a, &program, &work, &alone, err, sizeof(err));
     if (found != 0) {
         if (found == GENCOLL_COMM_NOMEM)
             MPIR_ERR_SET(mpi_errno, MPI_ERR_OTHER, "**nomem");
@@ -471,7 +475,21 @@ int MPII_Gencoll_run(const struct MPII_Gencoll_call *a)
         return mpi_errno;
     }
 
+    /* Injected failures walk the runner's steps (one message too). */
+    if (alone && MPII_Gencoll_inject_rank < 0)
+        return MPII_Gencoll_run_alone(a, alone);
     return MPII_Gencoll_run_program(a, program, work);
+}
+
+/* A call's result: its own error, else the failure another rank's message
+ * reported (the error flag) as MPICH's collectives report it. */
+static int gencoll_call_result(const struct MPII_Gencoll_call *a, int mpi_errno)
+{
+    /* Through a local: MPICH's error-message extraction reads the class argument. */
+    MPIR_Errflag_t *errflag = a->errflag;
+    if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
+        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
+    return mpi_errno;
 }
 
 int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gencoll_program *program,
@@ -496,12 +514,7 @@ int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gen
         MPL_free(c.active);
     if (c.tmp)
         MPL_free(c.tmp);
-
-    /* Through a local: MPICH's error-message extraction reads the class argument. */
-    MPIR_Errflag_t *errflag = a->errflag;
-    if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
-        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
-    return mpi_errno;
+    return gencoll_call_result(a, mpi_errno);
 }
 
 int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *a, const struct gencoll_op *op)
@@ -516,10 +529,7 @@ int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *a, const struct genco
     int mpi_errno = gencoll_run_post(&c, op, 0, 1, &in_flight);
     if (mpi_errno != MPI_SUCCESS)
         gencoll_run_failed(&c, mpi_errno);
-    MPIR_Errflag_t *errflag = a->errflag;
-    if (mpi_errno == MPI_SUCCESS && *errflag != MPIR_ERR_NONE)
-        MPIR_ERR_SET(mpi_errno, *errflag, "**coll_fail");
-    return mpi_errno;
+    return gencoll_call_result(a, mpi_errno);
 }
 
 int MPII_Gencoll_parse_k(const char *key, const char *value, int *k)
