@@ -33,8 +33,10 @@ Schedule smp_composition(const CollParams& prm);
 std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& t, const BlockLayout& l);
 void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayout& l, Range own_in,
                        const std::vector<Handle>& own_ready, bool permuted);
+// own_in: where this rank's block also is from the start (its send buffer),
+// so its sends need not wait for `before`; nullptr: only in the recv buffer.
 void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
-                          const std::vector<std::vector<Handle>>& before);
+                          const std::vector<std::vector<Handle>>& before, const Range* own_in = nullptr);
 
 // The reduce-scatter dual to allgather `ag` (coll/dual.cpp): `ag` gathers the
 // blocks of `l` into its recv buffer (its own block copied there from its send

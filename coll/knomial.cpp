@@ -83,11 +83,37 @@ struct Partial {
 
 // With `fold`, each level's children are combined in one fold step (one kernel
 // on device buffers) once they all arrived, instead of one by one as they do.
-Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint64_t n, bool fold) {
+// `result` (the tree's root, a commutative op, no fold): every child's partial
+// is reduced into that range as it arrives, which starts as a copy of the
+// input made while the first messages are in flight (as MPICH's binomial
+// does), so no copy of the result is left for the end. It may alias the
+// input (MPI_IN_PLACE): the copy is then of a range onto itself.
+Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint64_t n, bool fold,
+                            const Range* result = nullptr) {
   const int v = t.rel(b.rank());
   const auto levels = t.children(v);
   std::size_t nchildren = 0, widest = 0;
   for (const auto& lv : levels) { nchildren += lv.size(); widest = std::max(widest, lv.size()); }
+  if (result != nullptr) {
+    SlotPool pool;
+    for (std::size_t i = 0; i < std::min(nchildren, 2 * widest); ++i) pool.add(b.scratch(n));
+    Partial acc{*result, {b.copy(Range{Buf::send, 0, n}, *result)}, {}};
+    for (const auto& lv : levels) {
+      const std::vector<std::size_t> slots = pool.acquire(lv.size());
+      std::vector<Handle> got;
+      for (std::size_t i = 0; i < lv.size(); ++i) {
+        got.push_back(b.recv(t.abs(lv[i].rel), pool.range(slots[i]), pool.users(slots[i])));
+        pool.reset(slots[i], got.back());
+      }
+      for (std::size_t i = 0; i < slots.size(); ++i) {
+        std::vector<Handle> deps = acc.ready;
+        deps.push_back(got[i]);
+        acc.ready.assign(1, b.reduce(pool.range(slots[i]), *result, deps));
+        pool.reset(slots[i], acc.ready[0]);
+      }
+    }
+    return acc;
+  }
 
   // The running partial starts as the caller's input and moves into the slot of
   // the child it was last combined with (dst = acc op child keeps rank order).
@@ -159,8 +185,9 @@ Schedule reduce_knomial(const CollParams& prm) {
   const Range out{Buf::recv, 0, prm.count};
   if (prm.commutative || prm.root == 0) {
     const KnomialTree t{prm.p, k, prm.root};
-    Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds);
-    if (prm.rank == prm.root) b.copy(acc.where, out, acc.ready);
+    const bool into_out = prm.commutative && prm.rank == prm.root && !prm.fold_rounds;
+    Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds, into_out ? &out : nullptr);
+    if (prm.rank == prm.root && !into_out) b.copy(acc.where, out, acc.ready);
     return std::move(b).finish();
   }
   // A tree rooted elsewhere would meet the contributions rotated out of rank
@@ -185,9 +212,12 @@ Schedule allreduce_knomial(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
   const KnomialTree t{prm.p, prm.k, 0};
   const Range out{Buf::recv, 0, prm.count};
-  Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds);
+  const bool into_out = prm.commutative && t.rel(prm.rank) == 0 && !prm.fold_rounds;
+  Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds, into_out ? &out : nullptr);
   std::vector<Handle> have;
-  if (t.rel(prm.rank) == 0) {
+  if (into_out) {
+    have = acc.ready;
+  } else if (t.rel(prm.rank) == 0) {
     have.push_back(b.copy(acc.where, out, acc.ready));
   } else {
     // The broadcast overwrites `out`, which may alias the input (MPI_IN_PLACE)

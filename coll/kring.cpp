@@ -51,7 +51,7 @@ struct KringGroups {
 // Emits the k-ring allgather of the blocks of `l` in the recv buffer. Nothing
 // touches block x before `before[x]` have finished.
 void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
-                          const std::vector<std::vector<Handle>>& before) {
+                          const std::vector<std::vector<Handle>>& before, const Range* own_in) {
   const int p = b.size(), r = b.rank();
   const KringGroups gr{p, k, (p + k - 1) / k};
   const int a = gr.group_of(r), m = r - a * k;
@@ -67,7 +67,14 @@ void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
     arrived[x] = b.recv(peer, l.block(x), before[x]);
     have[x] = true;
   };
-  const auto forward = [&](int peer, int x) { b.send(peer, l.block(x), deps_of(x)); };
+  // The own block leaves from own_in, so the copy into place overlaps the
+  // message (MPI's hand-written rings copy first).
+  const auto forward = [&](int peer, int x) {
+    if (x == r && own_in != nullptr)
+      b.send(peer, *own_in);
+    else
+      b.send(peer, l.block(x), deps_of(x));
+  };
 
   // Phase A: one ring over the groups per lane this member covers.
   for (int lane = m; lane < k && gr.g > 1; lane += gr.size(a)) {
@@ -99,8 +106,9 @@ Schedule allgather_kring(const CollParams& prm) {
   ScheduleBuilder b(prm.rank, prm.p);
   const BlockLayout l = BlockLayout::uniform(prm.p, prm.count);
   std::vector<std::vector<Handle>> before(prm.p);
-  before[prm.rank].push_back(b.copy(Range{Buf::send, 0, prm.count}, l.block(prm.rank)));
-  emit_kring_allgather(b, prm.k, l, before);
+  const Range in{Buf::send, 0, prm.count};
+  before[prm.rank].push_back(b.copy(in, l.block(prm.rank)));
+  emit_kring_allgather(b, prm.k, l, before, &in);
   return std::move(b).finish();
 }
 

@@ -93,7 +93,15 @@ void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayou
     if (!permuted) {
       // Every rank holds its aligned group of s new ranks; partners hold the others.
       const long group = j - j % (s * k);
-      const Range mine = l.span(f.first_rank(static_cast<int>(j - j % s)), f.first_rank(static_cast<int>(j - j % s + s)));
+      const Range held_here = l.span(f.first_rank(static_cast<int>(j - j % s)), f.first_rank(static_cast<int>(j - j % s + s)));
+      // In the first round without an extra's block that is the own block,
+      // sent from where it comes from: the message need not wait for its copy
+      // into place, which then overlaps it (MPI's hand-written recursive
+      // doubling copies first). Not in the permuted variant: in place, its
+      // own block's place is overwritten by others' before its sends finish.
+      const bool from_input = round == 0 && !f.has_extra(r) && own_in.count == held_here.count;
+      const Range mine = from_input ? own_in : held_here;
+      const std::vector<Handle>& mine_ready = from_input ? own_ready : have;
       // Partners in rotated order (digit+1, digit+2, ...): if every rank began
       // with position 0, that rank would receive all its messages at once.
       for (int u = 1; u < k; ++u) {
@@ -102,7 +110,7 @@ void emit_rm_allgather(ScheduleBuilder& b, const FoldLayout& f, const BlockLayou
         const int lo = f.first_rank(static_cast<int>(group + t * s));
         const int hi = f.first_rank(static_cast<int>(group + (t + 1) * s));
         const int peer = f.base_rank(q);
-        send(peer, mine, have, all);
+        send(peer, mine, mine_ready, all);
         recv(peer, l.span(lo, hi), own_ready, got);
       }
     } else {
@@ -194,10 +202,15 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
     where[digit] = acc;
     std::vector<Handle> acc_reads;
     const std::vector<std::size_t> free_slots = pool.acquire(static_cast<std::size_t>(k - 1), acc);
+    // The first round's partial, without an extra's, is the input: sent from
+    // there, it leaves without waiting for the input's copy into the result
+    // buffer. The sends are the partial's readers all the same, so nothing
+    // overwrites the result buffer (the input, in place) before they finish.
+    const bool from_input = round == 0 && !f.has_extra(r);
     for (int u = 1; u < k; ++u) {  // rotated, as in the allgather
       const int t = (digit + u) % k;
       const int peer = f.base_rank(static_cast<int>(j + (t - digit) * s));
-      acc_reads.push_back(b.send(peer, pool.range(acc), acc_ready));
+      acc_reads.push_back(from_input ? b.send(peer, in) : b.send(peer, pool.range(acc), acc_ready));
       const std::size_t slot = free_slots[static_cast<std::size_t>(u - 1)];
       where[t] = slot;
       ready[t] = b.recv(peer, pool.range(slot), pool.users(slot));

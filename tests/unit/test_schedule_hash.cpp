@@ -48,9 +48,12 @@ const std::vector<std::pair<Collective, std::vector<Algorithm>>>& pinned() {
 
 TEST_CASE("the existing algorithms' schedules are unchanged", "[schedules][digest]") {
   // FNV-1a over describe() and every permutation's unit destinations.
-  // Last changed by post_receives_with_sends (coll/exchanges.cpp): an
-  // exchange's receive waits for what its send waits for (no message moved).
-  constexpr std::uint64_t kDigest = 0xf71e49eada0cebbbull;
+  // Last changed when the first round of recursive multiplying (allgather,
+  // allreduce) and k-ring allgather's sends of the own block began to leave
+  // from the input, before its copy into place, and a commutative k-nomial
+  // reduction's root began to reduce into its result buffer (no message
+  // moved).
+  constexpr std::uint64_t kDigest = 0x19f4713b06d8c86full;
   Fnv f;
   std::uint64_t n = 0;
   for (const auto& [c, algs] : pinned())
