@@ -98,6 +98,11 @@ bool needs_commutative(const CollParams& prm) {
   return (composed && reduces(prm.coll)) || requires_commutative(prm.coll, prm.alg);
 }
 
+bool reads_in_place(const CollParams& prm) {
+  return prm.coll == Collective::reduce && (prm.alg == Algorithm::knomial || prm.alg == Algorithm::binomial) &&
+         prm.rank == prm.root && prm.commutative && !prm.fold_rounds && std::min(prm.node_size, prm.p) <= 1;
+}
+
 CollParams canonical(CollParams prm) {
   // One node holds at most p ranks; one rank per node is no composition.
   if (prm.node_size > prm.p) prm.node_size = prm.p;
@@ -113,6 +118,7 @@ CollParams canonical(CollParams prm) {
   } else if (!prm.counts.empty()) {
     prm.count = 0;  // the counts say it all: one cache entry whatever a binding put here
   }
+  if (!reads_in_place(prm)) prm.in_place = false;
   return prm;
 }
 

@@ -71,6 +71,10 @@ bool mpich_smp_composes(Collective c, int p, std::uint64_t bytes);
 // Whether a call with these parameters needs a commutative op: its
 // algorithm's (requires_commutative) or the composition's (reductions).
 bool needs_commutative(const CollParams& prm);
+// Whether the schedule of a call with these parameters depends on
+// CollParams::in_place: the root of a commutative k-nomial (binomial) reduce,
+// outside a composition, on host buffers.
+bool reads_in_place(const CollParams& prm);
 
 // The radix the generator really uses: k clamped to p (k > p means "all ranks in
 // one group / one round"), 2 for the fixed-radix baselines, p for ring.

@@ -84,33 +84,51 @@ struct Partial {
 // With `fold`, each level's children are combined in one fold step (one kernel
 // on device buffers) once they all arrived, instead of one by one as they do.
 // `result` (the tree's root, a commutative op, no fold): every child's partial
-// is reduced into that range as it arrives, which starts as a copy of the
-// input made while the first messages are in flight (as MPICH's binomial
-// does), so no copy of the result is left for the end. It may alias the
-// input (MPI_IN_PLACE): the copy is then of a range onto itself.
+// is reduced into that range as it arrives, so no copy of the result is left
+// for the end. With `apart` (the result does not alias the input), the first
+// child's partial is received straight into it and the input reduced into
+// it, as coll/tuned's binomial does; else it starts as a copy of the input
+// made while the first messages are in flight (as MPICH's binomial does), in
+// place a copy of a range onto itself.
 Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint64_t n, bool fold,
-                            const Range* result = nullptr) {
+                            const Range* result = nullptr, bool apart = false) {
   const int v = t.rel(b.rank());
   const auto levels = t.children(v);
   std::size_t nchildren = 0, widest = 0;
   for (const auto& lv : levels) { nchildren += lv.size(); widest = std::max(widest, lv.size()); }
   if (result != nullptr) {
+    bool first = apart && nchildren > 0;
     SlotPool pool;
-    for (std::size_t i = 0; i < std::min(nchildren, 2 * widest); ++i) pool.add(b.scratch(n));
-    Partial acc{*result, {b.copy(Range{Buf::send, 0, n}, *result)}, {}};
+    for (std::size_t i = 0; i < std::min(nchildren - (first ? 1 : 0), 2 * widest); ++i) pool.add(b.scratch(n));
+    const Range input{Buf::send, 0, n};
+    Partial acc{*result, {}, {}};
+    if (!first) acc.ready.push_back(b.copy(input, *result));
     for (const auto& lv : levels) {
-      const std::vector<std::size_t> slots = pool.acquire(lv.size());
+      // The first child's partial lands in the result: one slot fewer.
+      const std::size_t direct = first ? 1 : 0;
+      const std::vector<std::size_t> slots = pool.acquire(lv.size() - direct);
       std::vector<Handle> got;
       for (std::size_t i = 0; i < lv.size(); ++i) {
-        got.push_back(b.recv(t.abs(lv[i].rel), pool.range(slots[i]), pool.users(slots[i])));
-        pool.reset(slots[i], got.back());
+        if (i < direct) {
+          got.push_back(b.recv(t.abs(lv[i].rel), *result));
+          continue;
+        }
+        const std::size_t s = slots[i - direct];
+        got.push_back(b.recv(t.abs(lv[i].rel), pool.range(s), pool.users(s)));
+        pool.reset(s, got.back());
       }
-      for (std::size_t i = 0; i < slots.size(); ++i) {
+      for (std::size_t i = 0; i < lv.size(); ++i) {
         std::vector<Handle> deps = acc.ready;
         deps.push_back(got[i]);
-        acc.ready.assign(1, b.reduce(pool.range(slots[i]), *result, deps));
-        pool.reset(slots[i], acc.ready[0]);
+        if (i < direct) {
+          acc.ready.assign(1, b.reduce(input, *result, deps));
+          continue;
+        }
+        const std::size_t s = slots[i - direct];
+        acc.ready.assign(1, b.reduce(pool.range(s), *result, deps));
+        pool.reset(s, acc.ready[0]);
       }
+      first = false;
     }
     return acc;
   }
@@ -186,7 +204,7 @@ Schedule reduce_knomial(const CollParams& prm) {
   if (prm.commutative || prm.root == 0) {
     const KnomialTree t{prm.p, k, prm.root};
     const bool into_out = prm.commutative && prm.rank == prm.root && !prm.fold_rounds;
-    Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds, into_out ? &out : nullptr);
+    Partial acc = emit_knomial_reduce(b, t, prm.count, prm.fold_rounds, into_out ? &out : nullptr, !prm.in_place);
     if (prm.rank == prm.root && !into_out) b.copy(acc.where, out, acc.ready);
     return std::move(b).finish();
   }

@@ -52,6 +52,9 @@ Schedule part(const CollParams& prm, Collective c, Algorithm a, int k, int p, in
   sub.rank = rank;
   sub.root = root;
   sub.node_size = 0;
+  // Whether the parts' buffers alias is not kept for a composition
+  // (canonical() clears in_place): the form valid either way.
+  sub.in_place = true;
   return generate(sub);
 }
 

@@ -185,7 +185,8 @@ ThreadSchedules& schedules() {
 // loop's call and MPICH's barrier's one-byte bcast), so a miss costs one test.
 bool same_call(const gencoll_call& a, const gencoll_call& b) {
   return a.count == b.count && a.coll == b.coll && a.alg == b.alg && a.k == b.k && a.p == b.p &&
-         a.rank == b.rank && a.root == b.root && a.commutative == b.commutative && a.node_size == b.node_size;
+         a.rank == b.rank && a.root == b.root && a.commutative == b.commutative && a.node_size == b.node_size &&
+         (a.in_place != 0) == (b.in_place != 0);
 }
 
 constexpr Collective kCollectives[] = {Collective::allgather, Collective::allreduce, Collective::bcast,
@@ -220,6 +221,7 @@ std::shared_ptr<const CachedSchedule> checked_schedule(const gencoll_call* call,
   prm.root = call->root;
   prm.commutative = call->commutative != 0;
   prm.node_size = call->node_size;
+  prm.in_place = call->in_place != 0;
   if (!prm.commutative && needs_commutative(prm))
     throw std::invalid_argument(std::string(to_string(prm.coll)) + " " + (prm.node_size > 0 ? "smp+" : "") +
                                 to_string(prm.alg) +

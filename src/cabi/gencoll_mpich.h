@@ -68,6 +68,8 @@ struct gencoll_call {
     int node_size;       /* > 0: MPICH's node-aware (smp) composition over nodes of this many
                           * consecutive ranks, alg and k among the nodes' first ranks
                           * (allreduce, reduce, bcast); 0: alg over all p ranks */
+    int in_place;        /* this rank's send buffer is its receive buffer (MPI_IN_PLACE, or
+                          * the same address); CollParams::in_place */
 };
 
 struct gencoll_transport {

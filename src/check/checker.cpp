@@ -284,8 +284,11 @@ CheckReport check(const CollParams& params, bool in_place, const CheckOptions& o
   std::vector<Schedule> s;
   s.reserve(params.p > 0 ? params.p : 0);
   CollParams q = params;
+  // A schedule may depend on whether its rank's buffers alias (the root of a
+  // reduce only: MPI_IN_PLACE is the root's alone there).
   for (int r = 0; r < params.p; ++r) {
     q.rank = r;
+    q.in_place = in_place && (params.coll != Collective::reduce || r == params.root);
     try {
       s.push_back(generate(q));
     } catch (const std::exception& e) {

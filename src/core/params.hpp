@@ -61,11 +61,17 @@ struct CollParams {
   // radix `k` among the nodes' leaders (allreduce, reduce, bcast; see
   // coll/smp.cpp). Its first rank leads a node, as in MPICH.
   int node_size = 0;
+  // This rank's send buffer is its receive buffer (MPI_IN_PLACE). Schedules
+  // are valid either way; one that does better when the buffers are apart
+  // reads it (k-nomial reduce's root), and canonical() clears it for the
+  // others, so they keep one schedule and cache entry.
+  bool in_place = false;
 
   friend bool operator==(const CollParams& a, const CollParams& b) {
     return a.coll == b.coll && a.alg == b.alg && a.p == b.p && a.rank == b.rank && a.k == b.k &&
            a.count == b.count && a.root == b.root && a.commutative == b.commutative &&
-           a.fold_rounds == b.fold_rounds && a.counts == b.counts && a.node_size == b.node_size;
+           a.fold_rounds == b.fold_rounds && a.counts == b.counts && a.node_size == b.node_size &&
+           a.in_place == b.in_place;
   }
 };
 

@@ -300,13 +300,13 @@ static int injected(struct gencoll_fault *f, struct ompi_communicator_t *comm)
 
 /* The call as the core reads it; counts: MPI_Reduce_scatter's recvcounts, else NULL. */
 static struct gencoll_call call_of(int coll, int alg, int k, int node_size, int count, struct ompi_op_t *op, int root,
-                                   struct ompi_communicator_t *comm, const uint64_t *counts)
+                                   int inplace, struct ompi_communicator_t *comm, const uint64_t *counts)
 {
     struct gencoll_call call = {
         .coll = coll, .alg = alg, .k = k,
         .p = ompi_comm_size(comm), .rank = ompi_comm_rank(comm), .root = root,
         .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count, .counts = counts,
-        .node_size = node_size,
+        .node_size = node_size, .in_place = inplace,
     };
     return call;
 }
@@ -491,7 +491,7 @@ static struct mca_coll_gencoll_last *served(mca_coll_gencoll_module_t *m, int co
         return l;
     int alg, k, ns;
     if (!decide(m, coll, comm, count, dtype, op, inplace, root, &alg, &k, &ns)) return NULL;
-    const struct gencoll_call call = call_of(coll, alg, k, ns, count, op, root, comm, NULL);
+    const struct gencoll_call call = call_of(coll, alg, k, ns, count, op, root, inplace, comm, NULL);
     struct gencoll_program_hold *hold = NULL;
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
@@ -579,7 +579,9 @@ int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
     int rc;
-    struct mca_coll_gencoll_last *l = served(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, root, &rc);
+    /* The same address is in place too (the schedule reads whether the buffers alias). */
+    struct mca_coll_gencoll_last *l =
+        served(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE || sbuf == rbuf, root, &rc);
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
@@ -630,7 +632,8 @@ int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
      * Not kept as the other collectives' last calls are: the key would be p
      * counts. */
     const int vector = total > INT32_MAX ? INT32_MAX : (int) total;
-    const struct gencoll_call call = call_of(GENCOLL_REDUCE_SCATTER, alg, k, ns, vector, op, 0, comm, counts);
+    const struct gencoll_call call =
+        call_of(GENCOLL_REDUCE_SCATTER, alg, k, ns, vector, op, 0, sbuf == MPI_IN_PLACE || sbuf == rbuf, comm, counts);
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
     char err[256];

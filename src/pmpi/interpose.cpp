@@ -323,6 +323,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   prm.root = call.root;
   prm.counts = std::move(counts);
   prm.node_size = plan.node_size;
+  prm.in_place = bufs.send == bufs.recv;
   if (g_config.debug && prm.rank == 0) {
     int size = 0;
     PMPI_Type_size(bufs.type, &size);

@@ -1,6 +1,6 @@
 /* The calls tests/ompi/tuned_rules.sh traces: each collective once per size,
- * MPI_INT, 8 B to MAX bytes (allgather: the whole gathered buffer) in powers
- * of two, results checked. usage: tuned_calls MAX */
+ * MPI_INT, 8 B to MAX bytes in powers of two (allgather: blocks of a p-th of
+ * that, rounded down), results checked. usage: tuned_calls MAX */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,9 +18,11 @@ int main(int argc, char **argv)
         for (int i = 0; i < n; i++) a[i] = rank + i;
         MPI_Allreduce(a, b, n, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         for (int i = 0; i < n; i++) bad += b[i] != p * (p - 1) / 2 + p * i;
-        if (n % p == 0) {
-            MPI_Allgather(a, n / p, MPI_INT, b, n / p, MPI_INT, MPI_COMM_WORLD);
-            for (int i = 0; i < n; i++) bad += b[i] != i / (n / p) + i % (n / p);
+        /* Blocks of n / p elements, so every p gathers (p = 3 too). */
+        const int blk = n / p;
+        if (blk > 0) {
+            MPI_Allgather(a, blk, MPI_INT, b, blk, MPI_INT, MPI_COMM_WORLD);
+            for (int i = 0; i < blk * p; i++) bad += b[i] != i / blk + i % blk;
         }
         for (int i = 0; i < n; i++) b[i] = rank == 0 ? 7 * i : -1;
         MPI_Bcast(b, n, MPI_INT, 0, MPI_COMM_WORLD);

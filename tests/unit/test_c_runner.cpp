@@ -117,7 +117,7 @@ bool at_rest(const gencoll_program* p, const std::uint32_t* work) {
 TEST_CASE("C runner: a finished run leaves its counters at rest, an early stop makes the next run copy them") {
   // Rabenseifner allreduce on rank 3 of 6: ops with several dependencies and
   // several successors, initial ops and a fold.
-  const gencoll_call call{GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0};
+  const gencoll_call call{GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0, 0};
   gencoll_program_hold* hold = nullptr;
   std::uint32_t* work = nullptr;
   char err[128] = "";
@@ -176,8 +176,8 @@ TEST_CASE("C runner: a finished run leaves its counters at rest, an early stop m
 TEST_CASE("C runner: the thread's shared counters are never handed out at rest") {
   // Program A runs to the end (its counters left at rest), then program B gets
   // the same words: B must run as from a hold of its own, not on A's counters.
-  const gencoll_call a{GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0};
-  const gencoll_call b{GENCOLL_ALLGATHER, GENCOLL_KRING, 2, 6, 3, 0, 1, 5, nullptr, 0};
+  const gencoll_call a{GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0, 0};
+  const gencoll_call b{GENCOLL_ALLGATHER, GENCOLL_KRING, 2, 6, 3, 0, 1, 5, nullptr, 0, 0};
   char err[128] = "";
   const gencoll_program* pa = nullptr;
   std::uint32_t* wa = nullptr;

@@ -368,13 +368,13 @@ TEST_CASE("the MPICH C ABI runs the same schedules: permuted allgather, rank-ord
         std::vector<std::vector<Mat>> send(p, std::vector<Mat>(count));
         for (int r = 0; r < p; ++r)
           for (std::uint64_t e = 0; e < count; ++e) send[r][e] = Mat{r + 1, static_cast<std::int64_t>(e), 1, 2};
-        gencoll_call call{GENCOLL_ALLGATHER, c_alg(a), k, p, 0, 0, 1, count, nullptr, 0};
+        gencoll_call call{GENCOLL_ALLGATHER, c_alg(a), k, p, 0, 0, 1, count, nullptr, 0, 0};
         auto got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count * p)), mul);
         for (int r = 0; r < p; ++r)
           for (int b = 0; b < p; ++b)
             for (std::uint64_t e = 0; e < count; ++e) REQUIRE(got[r][b * count + e] == send[b][e]);
         if (gencoll_mpich_requires_commutative(GENCOLL_ALLREDUCE, c_alg(a))) continue;
-        call = gencoll_call{GENCOLL_ALLREDUCE, c_alg(a), k, p, 0, 0, 0, count, nullptr, 0};
+        call = gencoll_call{GENCOLL_ALLREDUCE, c_alg(a), k, p, 0, 0, 0, count, nullptr, 0, 0};
         got = run_all_c<Mat>(call, send, std::vector<std::vector<Mat>>(p, std::vector<Mat>(count)), mul);
         for (std::uint64_t e = 0; e < count; ++e) {
           Mat want = send[0][e];
@@ -401,7 +401,7 @@ TEST_CASE("the C ABI runs MPI_Reduce_scatter with the caller's recvcounts", "[ex
         for (std::uint64_t e = 0; e < first.back(); ++e) send[r][e] = Mat{r + 2 + std::int64_t(e), 0, 0, r + 1};
       }
       // The core copies the counts: the caller's array may change after the call.
-      gencoll_call call{GENCOLL_REDUCE_SCATTER, alg, 3, p, 0, 0, 1, 0, counts.data(), 0};
+      gencoll_call call{GENCOLL_REDUCE_SCATTER, alg, 3, p, 0, 0, 1, 0, counts.data(), 0, 0};
       const auto got = run_all_c<Mat>(call, send, recv, mul);
       for (int r = 0; r < p; ++r)
         for (std::uint64_t e = 0; e < counts[r]; ++e) {
@@ -415,13 +415,13 @@ TEST_CASE("the C ABI runs MPI_Reduce_scatter with the caller's recvcounts", "[ex
 TEST_CASE("the MPICH C ABI rejects bad calls with a message instead of throwing", "[executor][mpich]") {
   gencoll_transport t{};
   char err[128] = "";
-  gencoll_call bad_k{GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 1, 4, 0, 0, 1, 8, nullptr, 0};
+  gencoll_call bad_k{GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 1, 4, 0, 0, 1, 8, nullptr, 0, 0};
   REQUIRE(gencoll_mpich_run(&bad_k, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err).find('k') != std::string::npos);
-  gencoll_call no_alg{GENCOLL_REDUCE, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr, 0};
+  gencoll_call no_alg{GENCOLL_REDUCE, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr, 0, 0};
   REQUIRE(gencoll_mpich_run(&no_alg, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err) == "kring has no reduce");
-  gencoll_call no_counts{GENCOLL_REDUCE_SCATTER, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr, 0};
+  gencoll_call no_counts{GENCOLL_REDUCE_SCATTER, GENCOLL_KRING, 2, 4, 0, 0, 1, 8, nullptr, 0, 0};
   REQUIRE(gencoll_mpich_run(&no_counts, &t, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   REQUIRE(std::string(err) == "reduce_scatter without recvcounts");
   REQUIRE(gencoll_mpich_abi_version() == GENCOLL_MPICH_ABI_VERSION);
@@ -537,7 +537,7 @@ TEST_CASE("the C ABI hands out each call's own program through its memo", "[exec
 // A held program is the caller's until released: calls of other shapes (more
 // than the thread's memo and cache keep) leave it as it was.
 TEST_CASE("the C ABI's held programs outlive the thread's memo", "[executor][mpich]") {
-  const gencoll_call held_call{GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 6, 3, 0, 1, 12, nullptr, 0};
+  const gencoll_call held_call{GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 6, 3, 0, 1, 12, nullptr, 0, 0};
   gencoll_program_hold* hold = nullptr;
   const gencoll_program* program = nullptr;
   uint32_t* work = nullptr;
@@ -548,7 +548,7 @@ TEST_CASE("the C ABI's held programs outlive the thread's memo", "[executor][mpi
   const gencoll_program before = *program;
   const std::vector<gencoll_op> ops(program->ops, program->ops + program->nops);
   for (int count = 1; count <= 40; ++count) {  // evicts it from the memo (4) and the cache (32)
-    const gencoll_call other{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 5, 1, 0, 1, static_cast<std::uint64_t>(count), nullptr, 0};
+    const gencoll_call other{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 5, 1, 0, 1, static_cast<std::uint64_t>(count), nullptr, 0, 0};
     const gencoll_program* q = nullptr;
     uint32_t* w = nullptr;
     REQUIRE(gencoll_mpich_program(&other, &q, &w, err, sizeof err) == 0);
@@ -565,13 +565,13 @@ TEST_CASE("the C ABI's held programs outlive the thread's memo", "[executor][mpi
 
   // recvcounts are the caller's to keep: refused, with a message.
   const std::vector<std::uint64_t> counts{1, 2, 3};
-  const gencoll_call rs{GENCOLL_REDUCE_SCATTER, GENCOLL_KNOMIAL, 2, 3, 1, 0, 1, 6, counts.data(), 0};
+  const gencoll_call rs{GENCOLL_REDUCE_SCATTER, GENCOLL_KNOMIAL, 2, 3, 1, 0, 1, 6, counts.data(), 0, 0};
   hold = reinterpret_cast<gencoll_program_hold*>(&hold);
   CHECK(gencoll_mpich_program_hold(&rs, &hold, &program, &work, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   CHECK(hold == nullptr);
   CHECK(std::string(err).find("recvcounts") != std::string::npos);
   // A bad call's message, as gencoll_mpich_program's.
-  const gencoll_call bad{GENCOLL_ALLREDUCE, 9999, 2, 4, 0, 0, 1, 8, nullptr, 0};
+  const gencoll_call bad{GENCOLL_ALLREDUCE, 9999, 2, 4, 0, 0, 1, 8, nullptr, 0, 0};
   CHECK(gencoll_mpich_program_hold(&bad, &hold, &program, &work, err, sizeof err) == GENCOLL_MPICH_EINTERNAL);
   CHECK(hold == nullptr);
 }

@@ -213,7 +213,7 @@ TEST_CASE("the C entry point returns a callback's error unchanged after running 
     if (prm.coll == Collective::reduce_scatter_block) continue;  // not in the C ABI
     const int abi = info(prm.alg).abi;
     if (abi < 0) continue;
-    const gencoll_call call{test::abi_collective(prm.coll), abi, prm.k, prm.p, prm.rank, prm.root, 1, prm.count, nullptr, 0};
+    const gencoll_call call{test::abi_collective(prm.coll), abi, prm.k, prm.p, prm.rank, prm.root, 1, prm.count, nullptr, 0, 0};
     char err[256] = "";
     FailingCallbacks clean{0, 0};
     gencoll_transport t = clean.table();

@@ -60,7 +60,8 @@ extern int MPII_Gencoll_inject_rank;
 
 /* What a call's schedule depends on beyond the communicator and the count, in
  * two words so a hit is two compares: the root and the radix (both below
- * 2^31), and the algorithm with the op's commutativity. */
+ * 2^31), and the algorithm with the op's commutativity and whether the send
+ * buffer is the receive buffer (gencoll_call.in_place). */
 struct MPII_Gencoll_shape_key {
     uint64_t root_k;
     uint32_t alg_commutative;
@@ -70,7 +71,7 @@ static inline struct MPII_Gencoll_shape_key MPII_Gencoll_shape_key_of(const stru
 {
     struct MPII_Gencoll_shape_key key = {
         ((uint64_t) (uint32_t) a->root << 32) | (uint32_t) a->k,
-        ((uint32_t) a->alg << 1) | (a->commutative != 0)
+        ((uint32_t) a->alg << 2) | ((uint32_t) (a->sendbuf == a->recvbuf) << 1) | (a->commutative != 0)
     };
     return key;
 }

@@ -296,7 +296,8 @@ static int gencoll_comm_miss(const struct MPII_Gencoll_call *a, const struct gen
     const struct MPII_Gencoll_shape_key key = MPII_Gencoll_shape_key_of(a);
     struct gencoll_call call = {
         .coll = a->coll,.alg = a->alg,.k = a->k,.p = comm_ptr->local_size,.rank = comm_ptr->rank,
-        .root = a->root,.commutative = a->commutative,.count = count,.counts = NULL
+        .root = a->root,.commutative = a->commutative,.count = count,.counts = NULL,
+        .in_place = a->sendbuf == a->recvbuf
     };
     if (a->recvcounts) {
         /* As the core reads them (MPI_Aint may be narrower than uint64_t),
