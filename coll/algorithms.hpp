@@ -73,7 +73,7 @@ bool mpich_smp_composes(Collective c, int p, std::uint64_t bytes);
 bool needs_commutative(const CollParams& prm);
 // Whether the schedule of a call with these parameters depends on
 // CollParams::in_place: the root of a commutative k-nomial (binomial) reduce,
-// outside a composition, on host buffers.
+// outside a composition, without fold_rounds.
 bool reads_in_place(const CollParams& prm);
 
 // The radix the generator really uses: k clamped to p (k > p means "all ranks in

@@ -25,7 +25,7 @@ extern "C" {
 
 /* Bumped whenever anything below changes, so a cached MPICH build is never
  * linked against an incompatible core. */
-#define GENCOLL_MPICH_ABI_VERSION 8
+#define GENCOLL_MPICH_ABI_VERSION 9
 
 enum gencoll_coll {
     GENCOLL_ALLGATHER = 0,

@@ -61,10 +61,11 @@ struct CollParams {
   // radix `k` among the nodes' leaders (allreduce, reduce, bcast; see
   // coll/smp.cpp). Its first rank leads a node, as in MPICH.
   int node_size = 0;
-  // This rank's send buffer is its receive buffer (MPI_IN_PLACE). Schedules
-  // are valid either way; one that does better when the buffers are apart
-  // reads it (k-nomial reduce's root), and canonical() clears it for the
-  // others, so they keep one schedule and cache entry.
+  // This rank's send buffer is its receive buffer (MPI_IN_PLACE). A schedule
+  // made with it set is valid either way; one made without it may assume the
+  // buffers apart (k-nomial reduce's root does), so a binding must set it
+  // whenever they alias. canonical() clears it where the generator does not
+  // read it, so those calls keep one schedule and cache entry.
   bool in_place = false;
 
   friend bool operator==(const CollParams& a, const CollParams& b) {
