@@ -18,6 +18,8 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--emulate N [--rate R]]"
 out=${1:?$usage}
 shift
+cmdline="$*"
+cmdline="$out${cmdline:+ $cmdline}"
 np=2 build=$top/build mpi=mpich emulate= rate=1gbit
 while [ $# -gt 0 ]; do
   case $1 in
@@ -56,6 +58,9 @@ case $mpi in
     # dynamic rules.
     where=(--bind-to core --mca btl self,vader)
     [ -z "$emulate" ] || read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpirun-args 1) --mca btl self,tcp"
+    # More hosts than cores: waiting ranks leave the core to those that work,
+    # as MPICH's progress-yield build does (DESIGN.md, oversubscription).
+    [ "$np" -le "$(nproc)" ] || where+=(--mca mpi_yield_when_idle 1)
     launch=(mpiexec.openmpi --allow-run-as-root "${where[@]}" -n "$np"
             --mca mca_base_component_path "$(cat "$build/ompi-component/component-path")"
             --mca coll_tuned_use_dynamic_rules 1 "${binder[@]}" "$build/benchmarks/gencoll-bench.openmpi")
@@ -63,6 +68,13 @@ case $mpi in
   *) echo "fixed_radix.sh: --mpi takes mpich or openmpi, not '$mpi'" >&2; exit 1 ;;
 esac
 mkdir -p "$out"
+{ echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+  echo "command: benchmarks/fixed_radix.sh $cmdline"
+  echo "host: $(hostname), $(uname -sr), $(nproc) cores"
+  echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "mpi: $mpi ($([ "$mpi" = mpich ] && echo "$prefix" || command -v mpiexec.openmpi))"
+  [ -z "$emulate" ] || echo "network: $(bash "$top/scripts/cluster.sh" status | head -n 1)"
+} > "$out/machine.txt"
 run() {  # COLLECTIVE SWEEP
   "${launch[@]}" --coll "$1" -m 8:1048576 -i 1000 -x 50 --max-time 0.05 --rounds 7 \
     --sweep "$2" --csv "$out/$1.csv" > "$out/$1.txt"
