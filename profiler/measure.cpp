@@ -159,8 +159,16 @@ ConcurrencySeries measure_exchanges(const Options& o, const std::vector<int>& ho
     if (peer >= 0)
       for (int r = 0; r < o.warmup + reps; ++r) {
         const double t0 = MPI_Wtime();
-        MPI_Sendrecv(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, 11, in.data(), static_cast<int>(bytes), MPI_BYTE,
-                     peer, 11, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        // The send first, then the receive, as gencoll's exchanges post them
+        // (coll/exchanges.cpp). MPI_Sendrecv posts the receive first; over a
+        // transport whose rendezvous answer travels behind the answering
+        // rank's own bytes (UCX over TCP) a pair whose halves start apart
+        // then takes two message times, which gencoll's order avoids
+        // (benchmarks/results/2026-11-27-2c-emu2x1-skew/NOTE.md).
+        MPI_Request req[2];
+        MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, 11, MPI_COMM_WORLD, &req[0]);
+        MPI_Irecv(in.data(), static_cast<int>(bytes), MPI_BYTE, peer, 11, MPI_COMM_WORLD, &req[1]);
+        MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
         if (r >= o.warmup) t.push_back(MPI_Wtime() - t0);
       }
     quiet_barrier(MPI_COMM_WORLD);  // the idle ranks nap, not spin in the reduce, while the pairs run

@@ -20,7 +20,7 @@ ConcurrencySeries measure_concurrency(PairClient& c, const Options& o);
 // 1, 2, 4, ...; every rank calls it, rank 0 gets the slowest pair's times.
 ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank);
 // Exchanges between the first two hosts: j = 1, 2 pairs each sending
-// --concurrency-bytes both ways at once (MPI_Sendrecv), where both hosts have
+// --concurrency-bytes both ways at once (send, then receive), where both hosts have
 // two ranks; every rank calls it, rank 0 gets the slowest pair's times for
 // k = 1, 2 (k empty where a host has one rank).
 ConcurrencySeries measure_exchanges(const Options& o, const std::vector<int>& host_of, int rank);
