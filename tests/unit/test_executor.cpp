@@ -507,10 +507,10 @@ TEST_CASE("the C ABI reads a selection file and chooses as the interposition lib
 TEST_CASE("the C ABI hands out each call's own program through its memo", "[executor][mpich]") {
   std::vector<gencoll_call> calls;
   for (int p : {2, 3, 5})
-    for (int coll : {GENCOLL_ALLREDUCE, GENCOLL_BCAST}) calls.push_back({coll, GENCOLL_KNOMIAL, 2, p, 1, 0, 1, 7, nullptr, 0});
-  calls.push_back({GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 2, 8, 1, 0, 1, 7, nullptr, 2});  // smp over nodes of 2
+    for (int coll : {GENCOLL_ALLREDUCE, GENCOLL_BCAST}) calls.push_back({coll, GENCOLL_KNOMIAL, 2, p, 1, 0, 1, 7, nullptr, 0, 0});
+  calls.push_back({GENCOLL_ALLREDUCE, GENCOLL_KNOMIAL, 2, 8, 1, 0, 1, 7, nullptr, 2, 0});  // smp over nodes of 2
   const std::vector<std::uint64_t> counts{1, 2, 3};
-  calls.push_back({GENCOLL_REDUCE_SCATTER, GENCOLL_KNOMIAL, 2, 3, 1, 0, 1, 0, counts.data(), 0});
+  calls.push_back({GENCOLL_REDUCE_SCATTER, GENCOLL_KNOMIAL, 2, 3, 1, 0, 1, 0, counts.data(), 0, 0});
   const auto steps = [](const gencoll_call& c) {
     const Collective coll[] = {Collective::allgather, Collective::allreduce, Collective::bcast, Collective::reduce,
                                Collective::reduce_scatter_block, Collective::reduce_scatter};
