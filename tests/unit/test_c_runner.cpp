@@ -225,12 +225,12 @@ std::vector<std::uint32_t> message_ops(const gencoll_program* p) {
 // Small calls of the fixed-radix algorithms and one with several
 // dependencies per op.
 const gencoll_call kLineCalls[] = {
-    {GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 8, 3, 0, 1, 4, nullptr, 0},
-    {GENCOLL_ALLGATHER, GENCOLL_RECURSIVE_MULTIPLYING, 2, 6, 5, 0, 1, 4, nullptr, 0},
-    {GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 0, 0, 1, 4, nullptr, 0},
-    {GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 6, 0, 1, 4, nullptr, 0},
-    {GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0},
-    {GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0},
+    {GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 8, 3, 0, 1, 4, nullptr, 0, 0},
+    {GENCOLL_ALLGATHER, GENCOLL_RECURSIVE_MULTIPLYING, 2, 6, 5, 0, 1, 4, nullptr, 0, 0},
+    {GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 0, 0, 1, 4, nullptr, 0, 0},
+    {GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 6, 0, 1, 4, nullptr, 0, 0},
+    {GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0, 0},
+    {GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0, 0},
 };
 
 }  // namespace
@@ -294,14 +294,14 @@ TEST_CASE("C runner: a program of one message alone is named as such, any other 
     int kind;  // of the message; -1: not a program of one message
   };
   const Case cases[] = {
-      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0}, GENCOLL_OP_SEND},  // the root of two
-      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 2, 1, 0, 1, 4, nullptr, 0}, GENCOLL_OP_RECV},
-      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 7, 0, 1, 4, nullptr, 0}, GENCOLL_OP_RECV},  // a leaf
-      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 6, 0, 1, 4, nullptr, 0}, -1},  // receives, then sends
-      {{GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 1, 0, 1, 4, nullptr, 0}, GENCOLL_OP_SEND},  // a leaf
-      {{GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0}, -1},  // receives and reduces
-      {{GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 2, 0, 0, 1, 4, nullptr, 0}, -1},
-      {{GENCOLL_ALLGATHER, GENCOLL_RECURSIVE_MULTIPLYING, 2, 2, 1, 0, 1, 4, nullptr, 0}, -1},
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0, 0}, GENCOLL_OP_SEND},  // the root of two
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 2, 1, 0, 1, 4, nullptr, 0, 0}, GENCOLL_OP_RECV},
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 7, 0, 1, 4, nullptr, 0, 0}, GENCOLL_OP_RECV},  // a leaf
+      {{GENCOLL_BCAST, GENCOLL_KNOMIAL, 2, 8, 6, 0, 1, 4, nullptr, 0, 0}, -1},  // receives, then sends
+      {{GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 1, 0, 1, 4, nullptr, 0, 0}, GENCOLL_OP_SEND},  // a leaf
+      {{GENCOLL_REDUCE, GENCOLL_KNOMIAL, 2, 2, 0, 0, 1, 4, nullptr, 0, 0}, -1},  // receives and reduces
+      {{GENCOLL_ALLREDUCE, GENCOLL_RECURSIVE_MULTIPLYING, 2, 2, 0, 0, 1, 4, nullptr, 0, 0}, -1},
+      {{GENCOLL_ALLGATHER, GENCOLL_RECURSIVE_MULTIPLYING, 2, 2, 1, 0, 1, 4, nullptr, 0, 0}, -1},
   };
   for (const Case& x : cases) {
     INFO(gencoll_mpich_collective_name(x.call.coll) << " p=" << x.call.p << " rank=" << x.call.rank);
