@@ -80,7 +80,7 @@ int main() {
               "program_ns", "run_ns", "runner_ns", "executor_ns");
   for (const int p : {2, 8}) {
     for (const Case& c : cases) {
-      gencoll_call call{c.coll, c.alg, 2, p, c.rank, 0, 1, 1, nullptr, 0};
+      gencoll_call call{c.coll, c.alg, 2, p, c.rank, 0, 1, 1, nullptr, 0, 0};
       char err[256];
       const gencoll_program* prog = nullptr;
       std::uint32_t* work = nullptr;
