@@ -85,17 +85,15 @@ binder=$(cluster binder)
 # The launch, up to and including the binder: the rank's program follows.
 base=("$bundle/mpich/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH")
 run=("${base[@]}" "$binder")
+# shellcheck source=../scripts/machine-info.sh
+source "$top/scripts/machine-info.sh"
 {
-  echo "date: $(date -u '+%F %T UTC')"
+  machine_date
   echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}$([ "$yield" = 1 ] && echo " --progress-yield")${flows:+ --flows '$flows' --runs $runs}"
-  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores"
-  command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
+  machine_platform
   echo "network: $(cluster status | head -n 1)"
   echo "mpich: $bundle/mpich$([ -f "$bundle/mpich/BUILD" ] && echo " ($(cat "$bundle/mpich/BUILD"))")"
-  echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
-  # The launcher passes this environment to every rank: transport settings
-  # such as UCX_RNDV_THRESH change what is measured.
-  env | grep -E '^(UCX|MPIR_CVAR|GENCOLL)_' | sort | sed 's/^/environment: /' || true
+  machine_gencoll "$top"
 } > "$out/machine.txt"
 "${run[@]}" sh -c 'echo "$(hostname) rank $PMI_RANK core $(taskset -pc $$ | sed "s/.*: //")"' | sort > "$out/binding.txt"
 cat "$out/binding.txt"

@@ -18,8 +18,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--emulate N [--rate R]]"
 out=${1:?$usage}
 shift
-cmdline="$*"
-cmdline="$out${cmdline:+ $cmdline}"
+cmdline="$out${*:+ $*}"
 np=2 build=$top/build mpi=mpich emulate= rate=1gbit
 while [ $# -gt 0 ]; do
   case $1 in
@@ -68,12 +67,15 @@ case $mpi in
   *) echo "fixed_radix.sh: --mpi takes mpich or openmpi, not '$mpi'" >&2; exit 1 ;;
 esac
 mkdir -p "$out"
-{ echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+# shellcheck source=../scripts/machine-info.sh
+source "$top/scripts/machine-info.sh"
+{
+  machine_date
   echo "command: benchmarks/fixed_radix.sh $cmdline"
-  echo "host: $(hostname), $(uname -sr), $(nproc) cores"
-  echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  machine_platform
   echo "mpi: $mpi ($([ "$mpi" = mpich ] && echo "$prefix" || command -v mpiexec.openmpi))"
   [ -z "$emulate" ] || echo "network: $(bash "$top/scripts/cluster.sh" status | head -n 1)"
+  machine_gencoll "$top"
 } > "$out/machine.txt"
 run() {  # COLLECTIVE SWEEP
   "${launch[@]}" --coll "$1" -m 8:1048576 -i 1000 -x 50 --max-time 0.05 --rounds 7 \

@@ -174,22 +174,18 @@ launch() {
     "${wrap[@]}" "$@"
 }
 
+# shellcheck source=machine-info.sh
+source "$top/scripts/machine-info.sh"
 {
-  echo "date: $(date -u '+%F %T UTC')"
+  machine_date
   echo "command: $cmdline"
-  echo "host: $(uname -n), $(uname -sr)"
-  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $cores cores"
-  echo "memory: $(free -g | awk '/^Mem:/ {print $2 " GiB"}')"
-  command -v nvidia-smi >/dev/null && echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"
+  machine_platform
   echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by the binder of cluster.sh})")"
   if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
   echo "mpich: $prefix$([ -f "$prefix/BUILD" ] && echo " ($(cat "$prefix/BUILD"))")$([ "${ldpath%%:*}" = "${bundle:-/nonexistent}/mpich-yield/lib" ] && echo "; libraries of $(cat "$bundle/mpich-yield/BUILD")")"
-  echo "gencoll: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet 2>/dev/null || echo ' (modified)')"
-  # The launcher passes this environment to every rank: transport settings
-  # such as UCX_RNDV_THRESH change what is measured.
-  env | grep -E '^(UCX|MPIR_CVAR|GENCOLL)_' | sort | sed 's/^/environment: /' || true
+  machine_gencoll "$top"
 } > "$out/machine.txt"
 
 log "profiling this machine (gencoll-loggp)"
