@@ -8,19 +8,26 @@
 #   --mpi mpich    (default) through the MPICH module (BUILD/mpich-prefix)
 #   --mpi openmpi  through the Open MPI coll component (BUILD/ompi-component)
 #   --size BYTES   message size (default 8)
+#   --symmetric    both ranks under callgrind, so each finds the other as slow
+#                  as itself and messages arrive when they would natively (a
+#                  fast peer's messages all arrive before rank 0 posts, which
+#                  sends them down the PML's unexpected-message path: the
+#                  asymmetric count charges the PML for the harness); the
+#                  counts then include polling, which moves from run to run
 #
-# usage: benchmarks/call_cost.sh OUT_DIR [--build BUILD_DIR] [--mpi mpich|openmpi] [--size BYTES]
+# usage: benchmarks/call_cost.sh OUT_DIR [--build BUILD_DIR] [--mpi mpich|openmpi] [--size BYTES] [--symmetric]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: call_cost.sh OUT_DIR [--build BUILD_DIR] [--mpi mpich|openmpi] [--size BYTES]"
+usage="usage: call_cost.sh OUT_DIR [--build BUILD_DIR] [--mpi mpich|openmpi] [--size BYTES] [--symmetric]"
 out=${1:?$usage}
 shift
-build=$top/build mpi=mpich size=8
+build=$top/build mpi=mpich size=8 symmetric=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=${2:?}; shift 2 ;;
     --mpi) mpi=${2:?}; shift 2 ;;
     --size) size=${2:?}; shift 2 ;;
+    --symmetric) symmetric=1; shift ;;
     -h|--help) echo "$usage"; exit 0 ;;
     *) echo "call_cost.sh: unknown option '$1' ($usage)" >&2; exit 1 ;;
   esac
@@ -46,7 +53,8 @@ case $mpi in
 esac
 mkdir -p "$out"
 profiles=()
-# COLLECTIVE ENTRY CONFIG: one profile of rank 0 (MPMD: rank 1 without valgrind).
+# COLLECTIVE ENTRY CONFIG: one profile of rank 0 (MPMD: rank 1 without valgrind,
+# or under callgrind too with --symmetric).
 count() {
   local file=$out/callgrind.$1.${3/:/-}
   # A fixed number of calls for every configuration (no --max-time, which
@@ -54,9 +62,20 @@ count() {
   # call generates the schedule, so it ran 20x fewer calls and every count
   # carried 1/1000 of the generation, some 60 instructions).
   local args=("$bench" --coll "$1" -m "$size:$size" -i 20000 -x 10 --rounds 1 --sweep "$3")
-  "${launch[@]}" -n 1 valgrind --tool=callgrind --toggle-collect="$2" --callgrind-out-file="$file" "${args[@]}" \
-    : -n 1 "${args[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
-    { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }
+  local grind=(valgrind --tool=callgrind --toggle-collect="$2" --callgrind-out-file="$file")
+  if [ "$symmetric" = 1 ]; then
+    # Every rank under callgrind; rank 0's profile is the one read (%q: the
+    # rank from the launcher's environment, then renamed to the plain name).
+    local rankvar=PMI_RANK
+    [ "$mpi" = openmpi ] && rankvar=OMPI_COMM_WORLD_RANK
+    grind=(valgrind --tool=callgrind --toggle-collect="$2" --callgrind-out-file="$file.%q{$rankvar}")
+    "${launch[@]}" -n 2 "${grind[@]}" "${args[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
+      { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }
+    mv "$file.0" "$file"
+  else
+    "${launch[@]}" -n 1 "${grind[@]}" "${args[@]}" : -n 1 "${args[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
+      { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }
+  fi
   profiles+=("$file")
 }
 count allgather PMPI_Allgather recursive_multiplying:2
