@@ -177,6 +177,13 @@ Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint6
 
 }  // namespace
 
+// The scatter serves its children as the broadcast does, a level at a time,
+// farthest first. Posted at once, the sends share the parent's link, so the
+// farthest subtree gets its blocks last, and the ring or exchanges that follow
+// wait for them: on 4 emulated hosts x 2 ranks at 100 Mbit/s (2026-11-27),
+// binomial scatter + ring broadcast of 1 MiB took 218 ms (model 227), MPICH's
+// scatter_ring_allgather, the same messages sent one after the other, 140; a
+// level at a time, 140 (model 138), and k-ring k = 2 127 instead of 188.
 std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& t, const BlockLayout& l) {
   const int v = t.rel(b.rank());
   std::vector<Handle> all, have;
@@ -184,9 +191,13 @@ std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& 
     for (const Range& x : rel_blocks(t, l, v, t.subtree(v))) have.push_back(b.recv(t.abs(t.parent(v)), x));
   all = have;
   const auto levels = t.children(v);
-  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv)
+  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv) {
+    std::vector<Handle> sent;
     for (const auto& c : *lv)
-      for (const Range& x : rel_blocks(t, l, c.rel, c.subtree)) all.push_back(b.send(t.abs(c.rel), x, have));
+      for (const Range& x : rel_blocks(t, l, c.rel, c.subtree)) sent.push_back(b.send(t.abs(c.rel), x, have));
+    all.insert(all.end(), sent.begin(), sent.end());
+    if (!sent.empty()) have = std::move(sent);
+  }
   return all;
 }
 
