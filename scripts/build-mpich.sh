@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
     --cache) cache=$2; shift 2 ;;
     --progress-yield) yield=yes; shift ;;
     --jobs) jobs=$2; shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "build-mpich.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --out) out=$2; shift 2 ;;
     --progress-yield) yield=(--progress-yield); shift ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "device-bundle.sh: unknown option $1 (expected --out DIR, --progress-yield)" >&2; exit 2 ;;
   esac
 done

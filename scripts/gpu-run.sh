@@ -52,7 +52,7 @@ while [ $# -gt 0 ]; do
     --bundle) bundle=$(cd "$2" && pwd); build=$bundle/build; do_build=0; shift 2 ;;
     --main-job) main_job=1; shift ;;
     --results) results=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "gpu-run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -72,7 +72,7 @@ while [ $# -gt 0 ]; do
     --progress-yield) force_yield=1; shift ;;
     --no-build) build_it=0; shift ;;
     --bundle) bundle=$(cd "$2" && pwd); build_it=0; shift 2 ;;
-    -h|--help) sed -n '2,50p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "main-job.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
