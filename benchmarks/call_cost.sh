@@ -62,20 +62,17 @@ count() {
   # call generates the schedule, so it ran 20x fewer calls and every count
   # carried 1/1000 of the generation, some 60 instructions).
   local args=("$bench" --coll "$1" -m "$size:$size" -i 20000 -x 10 --rounds 1 --sweep "$3")
+  # --symmetric: every rank under callgrind, each profile named by its rank
+  # (%q: from the launcher's environment); rank 0's is the one read.
+  local rankvar=PMI_RANK
+  [ "$mpi" = openmpi ] && rankvar=OMPI_COMM_WORLD_RANK
   local grind=(valgrind --tool=callgrind --toggle-collect="$2" --callgrind-out-file="$file")
-  if [ "$symmetric" = 1 ]; then
-    # Every rank under callgrind; rank 0's profile is the one read (%q: the
-    # rank from the launcher's environment, then renamed to the plain name).
-    local rankvar=PMI_RANK
-    [ "$mpi" = openmpi ] && rankvar=OMPI_COMM_WORLD_RANK
-    grind=(valgrind --tool=callgrind --toggle-collect="$2" --callgrind-out-file="$file.%q{$rankvar}")
-    "${launch[@]}" -n 2 "${grind[@]}" "${args[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
-      { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }
-    mv "$file.0" "$file"
-  else
-    "${launch[@]}" -n 1 "${grind[@]}" "${args[@]}" : -n 1 "${args[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
-      { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }
-  fi
+  [ "$symmetric" = 1 ] && grind[3]=--callgrind-out-file="$file.%q{$rankvar}"
+  local ranks=(-n 1 "${grind[@]}" "${args[@]}" : -n 1 "${args[@]}")
+  [ "$symmetric" = 1 ] && ranks=(-n 2 "${grind[@]}" "${args[@]}")
+  "${launch[@]}" "${ranks[@]}" > "$out/$1.${3/:/-}.txt" 2> "$out/$1.${3/:/-}.err" ||
+    { echo "call_cost.sh: $1 $3 failed (see $out/$1.${3/:/-}.err)" >&2; exit 1; }
+  [ "$symmetric" = 0 ] || mv "$file.0" "$file"
   profiles+=("$file")
 }
 count allgather PMPI_Allgather recursive_multiplying:2

@@ -42,6 +42,24 @@ std::vector<Handle> emit_knomial_gather(ScheduleBuilder& b, const KnomialTree& t
 // which sends one child after the other. An eager send is done when posted,
 // so small messages lose nothing.
 
+// Sends ranges(child) to each child of v, a level at a time, farthest level
+// first (above: why): a level's sends wait for `have`, the next level's for
+// them. Returns every send.
+template <typename Ranges>
+std::vector<Handle> serve_levels(ScheduleBuilder& b, const KnomialTree& t, int v, std::vector<Handle> have,
+                                 Ranges ranges) {
+  std::vector<Handle> all;
+  const auto levels = t.children(v);
+  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv) {
+    std::vector<Handle> sent;
+    for (const auto& c : *lv)
+      for (const Range& x : ranges(c)) sent.push_back(b.send(t.abs(c.rel), x, have));
+    all.insert(all.end(), sent.begin(), sent.end());
+    if (!sent.empty()) have = std::move(sent);
+  }
+  return all;
+}
+
 // Sends the blocks outside each child's subtree down the tree (the child gathered
 // its own subtree already), a level at a time, farthest first.
 void emit_knomial_bcast_rest(ScheduleBuilder& b, const KnomialTree& t, const BlockLayout& l,
@@ -50,25 +68,15 @@ void emit_knomial_bcast_rest(ScheduleBuilder& b, const KnomialTree& t, const Blo
   if (v != 0)
     for (const Range& x : complement(l, rel_blocks(t, l, v, t.subtree(v))))
       have.push_back(b.recv(t.abs(t.parent(v)), x));
-  const auto levels = t.children(v);
-  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv) {
-    std::vector<Handle> sent;
-    for (const auto& c : *lv)
-      for (const Range& x : complement(l, rel_blocks(t, l, c.rel, c.subtree))) sent.push_back(b.send(t.abs(c.rel), x, have));
-    if (!sent.empty()) have = std::move(sent);
-  }
+  serve_levels(b, t, v, std::move(have),
+               [&](const auto& c) { return complement(l, rel_blocks(t, l, c.rel, c.subtree)); });
 }
 
 // Sends the whole of `data` down the tree, a level at a time, farthest first.
 void emit_knomial_bcast(ScheduleBuilder& b, const KnomialTree& t, Range data, std::vector<Handle> have) {
   const int v = t.rel(b.rank());
   if (v != 0) have.assign(1, b.recv(t.abs(t.parent(v)), data, have));
-  const auto levels = t.children(v);
-  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv) {
-    std::vector<Handle> sent;
-    for (const auto& c : *lv) sent.push_back(b.send(t.abs(c.rel), data, have));
-    if (!sent.empty()) have = std::move(sent);
-  }
+  serve_levels(b, t, v, std::move(have), [&](const auto&) { return std::vector<Range>{data}; });
 }
 
 // Reduces every subtree's contributions towards the root, combining the partials
@@ -177,10 +185,10 @@ Partial emit_knomial_reduce(ScheduleBuilder& b, const KnomialTree& t, std::uint6
 
 }  // namespace
 
-// The scatter serves its children as the broadcast does, a level at a time,
-// farthest first. Posted at once, the sends share the parent's link, so the
-// farthest subtree gets its blocks last, and the ring or exchanges that follow
-// wait for them: on 4 emulated hosts x 2 ranks at 100 Mbit/s (2026-11-27),
+// The scatter serves its children as the broadcast does (serve_levels), a
+// level at a time, farthest first. Posted at once, the sends share the
+// parent's link, so the farthest subtree gets its blocks last, and the ring or
+// exchanges that follow wait for them: on 4 emulated hosts x 2 ranks at 100 Mbit/s (2026-11-27),
 // binomial scatter + ring broadcast of 1 MiB took 218 ms (model 227), MPICH's
 // scatter_ring_allgather, the same messages sent one after the other, 140; a
 // level at a time, 140 (model 138), and k-ring k = 2 127 instead of 188.
@@ -190,14 +198,9 @@ std::vector<Handle> emit_knomial_scatter(ScheduleBuilder& b, const KnomialTree& 
   if (v != 0)
     for (const Range& x : rel_blocks(t, l, v, t.subtree(v))) have.push_back(b.recv(t.abs(t.parent(v)), x));
   all = have;
-  const auto levels = t.children(v);
-  for (auto lv = levels.rbegin(); lv != levels.rend(); ++lv) {
-    std::vector<Handle> sent;
-    for (const auto& c : *lv)
-      for (const Range& x : rel_blocks(t, l, c.rel, c.subtree)) sent.push_back(b.send(t.abs(c.rel), x, have));
-    all.insert(all.end(), sent.begin(), sent.end());
-    if (!sent.empty()) have = std::move(sent);
-  }
+  const std::vector<Handle> sent =
+      serve_levels(b, t, v, std::move(have), [&](const auto& c) { return rel_blocks(t, l, c.rel, c.subtree); });
+  all.insert(all.end(), sent.begin(), sent.end());
   return all;
 }
 
