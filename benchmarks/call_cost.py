@@ -18,7 +18,7 @@ import sys
 # selection, the algorithm, the schedule runner), what to the point-to-point
 # layer and progress engine both configurations share.
 COLLECTIVE = re.compile(r"gencoll|Gencoll|MPIR_(Allgather|Allreduce|Bcast|Reduce)|ompi_coll_|mca_coll_|"
-                        r"coll_gencoll|^run$|^decide$|same_call|memo_entry|MPII_|MPIR_Csel|MPIC_")
+                        r"coll_gencoll|^run$|^run_alone|^decide$|^served$|same_call|memo_entry|MPII_|MPIR_Csel|MPIC_")
 # Waiting: the wait loops and the progress engines they spin (rank 0 runs
 # under callgrind, so little of it is polling; most is receiving).
 WAIT = re.compile(r"[Ww]ait|[Pp]rogress")

@@ -99,8 +99,14 @@ bool needs_commutative(const CollParams& prm) {
 }
 
 bool reads_in_place(const CollParams& prm) {
+  if (std::min(prm.node_size, prm.p) > 1) return false;
+  // Recursive multiplying's first round sends the input itself, which only
+  // in place is the result buffer its reductions write.
+  if (prm.coll == Collective::allreduce)
+    return prm.alg == Algorithm::recursive_multiplying || prm.alg == Algorithm::permuted_recursive_multiplying ||
+           prm.alg == Algorithm::recursive_doubling;
   return prm.coll == Collective::reduce && (prm.alg == Algorithm::knomial || prm.alg == Algorithm::binomial) &&
-         prm.rank == prm.root && prm.commutative && !prm.fold_rounds && std::min(prm.node_size, prm.p) <= 1;
+         prm.rank == prm.root && prm.commutative && !prm.fold_rounds;
 }
 
 CollParams canonical(CollParams prm) {

@@ -72,8 +72,9 @@ bool mpich_smp_composes(Collective c, int p, std::uint64_t bytes);
 // algorithm's (requires_commutative) or the composition's (reductions).
 bool needs_commutative(const CollParams& prm);
 // Whether the schedule of a call with these parameters depends on
-// CollParams::in_place: the root of a commutative k-nomial (binomial) reduce,
-// outside a composition, without fold_rounds.
+// CollParams::in_place, outside a composition: the root of a commutative
+// k-nomial (binomial) reduce without fold_rounds, and recursive multiplying
+// allreduce (and its permuted and recursive doubling forms).
 bool reads_in_place(const CollParams& prm);
 
 // The radix the generator really uses: k clamped to p (k > p means "all ranks in

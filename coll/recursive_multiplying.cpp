@@ -204,8 +204,11 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
     const std::vector<std::size_t> free_slots = pool.acquire(static_cast<std::size_t>(k - 1), acc);
     // The first round's partial, without an extra's, is the input: sent from
     // there, it leaves without waiting for the input's copy into the result
-    // buffer. The sends are the partial's readers all the same, so nothing
-    // overwrites the result buffer (the input, in place) before they finish.
+    // buffer. In place the input is the result buffer, so the sends are the
+    // partial's readers all the same and nothing overwrites it before they
+    // finish; apart, nothing waits on them (a send still in flight, as Open
+    // MPI's shared memory leaves one above its inline size, would hold up the
+    // reduction otherwise).
     const bool from_input = round == 0 && !f.has_extra(r);
     for (int u = 1; u < k; ++u) {  // rotated, as in the allgather
       const int t = (digit + u) % k;
@@ -216,7 +219,8 @@ Schedule allreduce_recursive_multiplying(const CollParams& prm, bool permuted) {
       ready[t] = b.recv(peer, pool.range(slot), pool.users(slot));
       pool.reset(slot, ready[t]);
     }
-    for (Handle h : acc_reads) pool.touch(acc, h);
+    if (!from_input || prm.in_place)
+      for (Handle h : acc_reads) pool.touch(acc, h);
 
     if (prm.fold_rounds && k > 2) {
       // One step: P_0 op ... op P_{k-1} into position k-1's buffer, reading

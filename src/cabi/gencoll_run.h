@@ -54,8 +54,10 @@ struct gencoll_fault {
 
 #if defined(__GNUC__)
 #define GENCOLL_RUN_ALWAYS_INLINE inline __attribute__((always_inline))
+#define GENCOLL_RUN_COLD __attribute__((noinline, cold))
 #else
 #define GENCOLL_RUN_ALWAYS_INLINE inline
+#define GENCOLL_RUN_COLD
 #endif
 
 /* A transport call's result, with the injected failure where it falls. */
@@ -141,17 +143,90 @@ static inline const struct gencoll_op *gencoll_run_alone_op(const struct gencoll
     return o->kind == GENCOLL_OP_SEND || o->kind == GENCOLL_OP_RECV ? o : NULL;
 }
 
+/* Sends the line keeps in flight (see gencoll_run_program_body); one more
+ * hands the run to the general runner. */
+#define GENCOLL_RUN_LINE_SENDS 8
+
+/* Whether op i waits on one of the sends in flight: only a direct successor
+ * can, since an op that waits on one through another would have met it at
+ * that other op, earlier on the line. */
+static GENCOLL_RUN_COLD int gencoll_run_waits_on(const struct gencoll_program *p, uint32_t i,
+                                                          const uint32_t * sends, size_t nsends)
+{
+    for (size_t h = 0; h < nsends; h++) {
+        const struct gencoll_op *o = &p->ops[sends[h]];
+        for (uint32_t e = o->succ_begin; e < o->succ_begin + o->succ_count; e++)
+            if (p->succ[e] == i)
+                return 1;
+    }
+    return 0;
+}
+
+/* What gencoll_run_line_wait leaves: passed and returned by value, so the
+ * runner's own variables never have their address taken (which would keep
+ * them in memory across every transport call of a small run). */
+struct gencoll_line_wait {
+    int rc;                     /* the first error so far, or GENCOLL_RUN_EBUG */
+    uint32_t recv;
+    size_t nsends;
+    long calls;
+};
+
+/* Waits on the line until the posted receive `recv` finished (`until_recv`)
+ * or every send in flight did, taking each finished op off. Out of line: the
+ * run of a small call, whose messages finish as they are posted, stays
+ * compact. */
+static GENCOLL_RUN_COLD struct gencoll_line_wait gencoll_run_line_wait(GENCOLL_RUN_CTX * c, int until_recv,
+                                                                       uint32_t recv, uint32_t * sends,
+                                                                       size_t nsends, int first,
+                                                                       const struct gencoll_fault *fault, long calls)
+{
+    uint32_t done[GENCOLL_RUN_LINE_SENDS + 1];
+    struct gencoll_line_wait w = { first, recv, nsends, calls };
+    while (until_recv ? w.recv != GENCOLL_RUN_NONE : w.nsends > 0) {
+        size_t n = 0;
+        const int rc = gencoll_run_result(c, gencoll_run_wait(c, done, sizeof(done) / sizeof(done[0]), &n), fault,
+                                          &w.calls);
+        if (rc != 0 && w.rc == 0)
+            w.rc = rc;
+        if (n == 0) {
+            if (rc == 0)
+                w.rc = GENCOLL_RUN_EBUG;
+            return w;
+        }
+        for (size_t j = 0; j < n; j++) {
+            size_t h = 0;
+            while (h < w.nsends && sends[h] != done[j])
+                h++;
+            if (h < w.nsends) {
+                sends[h] = sends[--w.nsends];
+            } else if (done[j] == w.recv) {
+                w.recv = GENCOLL_RUN_NONE;
+            } else {
+                w.rc = GENCOLL_RUN_EBUG;
+                return w;
+            }
+        }
+    }
+    return w;
+}
+
 /* `work`: GENCOLL_WORK_WORDS(p->nops) words (gencoll_mpich_program(_hold)
  * hands them out). Each op's dependency counter goes back to the program's
  * count the moment the op becomes ready, so a run that finishes leaves the
  * counters at rest and the next run of the program starts without copying
  * them; only a run that stopped early makes the next one copy.
  * A program with a straight line (p->nline > 0) runs along it without the
- * counters while each send it posts beside other work finishes as it is
- * posted; when one stays in flight, the counters are rebuilt from the line's
- * steps done so far and the run carries on as below (the line is the order
- * this algorithm takes when every such send finishes at once, so either way
- * the same messages go out, each after what it waits for).
+ * counters. The line is this algorithm's order where every send finishes as
+ * it is posted; a send posted beside other work that stays in flight (an
+ * eager message the transport still holds: Open MPI's shared memory above
+ * its inline size) is kept on the line as long as no op ahead waits on it
+ * (the ops ahead could not have started before it finished anyway, so
+ * waiting where the line waits, and for the sends at its end, is what the
+ * general runner would do). When an op ahead waits on one, or more sends
+ * than the line keeps are in flight, the counters are rebuilt from the
+ * line's steps done so far and the run carries on as below (either way the
+ * same messages go out, each after what it waits for).
  * A step that fails does not stop the run: its error is kept and the run goes
  * on as though the step had finished, so every message the other ranks wait
  * for still goes out and no peer hangs (MPICH's collectives carry on after a
@@ -171,11 +246,12 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
     uint32_t done[16];
     size_t n = 0;
     /* In flight when the run leaves the line: the posted receive the line
-     * waits for, and a message the line did not expect to be (a send that
-     * did not finish as it was posted, or a glue that does not block where
-     * it may). s: the line's steps taken. */
-    uint32_t recv = GENCOLL_RUN_NONE, held = GENCOLL_RUN_NONE;
-    size_t s = 0;
+     * waits for, the sends it kept, and a message it could not keep (one
+     * send too many, or a glue that does not block where it may).
+     * s: the line's steps taken. */
+    uint32_t recv = GENCOLL_RUN_NONE, extra = GENCOLL_RUN_NONE, sends[GENCOLL_RUN_LINE_SENDS];
+    size_t s = 0, nsends = 0;
+    int left = 0;
     if (p->tmp_count != 0) {
         rc = gencoll_run_scratch(c, p->tmp_count);
         if (rc != 0)
@@ -184,20 +260,29 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
     first = gencoll_run_result(c, 0, fault, &calls);
     if (p->nline > 0) {
         while (s < p->nline) {
-            const uint32_t e = p->line[s++], i = e & GENCOLL_LINE_OP;
+            const uint32_t e = p->line[s], i = e & GENCOLL_LINE_OP;
             if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT) {
+                s++;
                 if (recv != i)
                     continue;   /* it finished as it was posted */
-                rc = gencoll_run_result(c, gencoll_run_wait(c, done, 1, &n), fault, &calls);
-                if (rc != 0 && first == 0)
-                    first = rc;
-                if (n == 0)
-                    return rc != 0 ? first : GENCOLL_RUN_EBUG;
-                if (done[0] != i)
-                    return GENCOLL_RUN_EBUG;
-                recv = GENCOLL_RUN_NONE;
+                /* The calls are counted for an injected failure alone. */
+                const struct gencoll_line_wait w =
+                    gencoll_run_line_wait(c, 1, recv, sends, nsends, first, fault, fault ? calls : 0);
+                /* Stopped with the receive in flight: the wait broke. */
+                if (w.rc == GENCOLL_RUN_EBUG || w.recv != GENCOLL_RUN_NONE)
+                    return w.rc;
+                first = w.rc;
+                recv = w.recv;
+                nsends = w.nsends;
+                if (fault)
+                    calls = w.calls;
                 continue;
             }
+            if (nsends > 0 && gencoll_run_waits_on(p, i, sends, nsends)) {
+                left = 1;       /* step s not taken */
+                break;
+            }
+            s++;
             const struct gencoll_op *o = &p->ops[i];
             const int run = (e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_RUN;
             rc = gencoll_run_step(c, p, o, i, run, &posted, fault, &calls);
@@ -211,30 +296,47 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
                 recv = i;
                 continue;
             }
-            held = i;
+            if (!run && o->kind == GENCOLL_OP_SEND && nsends < GENCOLL_RUN_LINE_SENDS) {
+                sends[nsends++] = i;
+                continue;
+            }
+            extra = i;
+            left = 1;
             break;
         }
-        if (held == GENCOLL_RUN_NONE)
-            return first;
+        if (!left) {
+            /* Every receive was waited for where the line waits: what is
+             * left in flight are sends. */
+            if (recv != GENCOLL_RUN_NONE)
+                return GENCOLL_RUN_EBUG;
+            if (nsends == 0)
+                return first;
+            return gencoll_run_line_wait(c, 0, recv, sends, nsends, first, fault, fault ? calls : 0).rc;
+        }
     }
     if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
         memcpy(pending, p->pending, p->nops * sizeof(*pending));
     work[0] = 0;                /* at rest again only once the run finished */
-    if (held != GENCOLL_RUN_NONE) {
-        /* A message stayed in flight: the general runner takes over from the
-         * state the line's first s steps left. Every op they ran or posted
-         * that is not in flight has finished; each op ahead on the line whose
-         * dependencies have all finished is ready, the earliest on top. An op
-         * that started has had all its predecessors (earlier on the line)
-         * counted off, and no later step counts it off again, so its counter
-         * goes back to the program's there, as do those of ops made ready
-         * here (at rest when the run finishes). */
+    if (left) {
+        /* The general runner takes over from the state the line's first s
+         * steps left. Every op they ran or posted that is not in flight has
+         * finished; each op ahead on the line whose dependencies have all
+         * finished is ready, the earliest on top. An op that started has had
+         * all its predecessors (earlier on the line) counted off, and no
+         * later step counts it off again, so its counter goes back to the
+         * program's there, as do those of ops made ready here (at rest when
+         * the run finishes). */
         for (size_t t = 0; t < s; t++) {
             const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
             if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT)
                 continue;
             pending[i] = p->pending[i];
-            if (i == held || i == recv)
+            if (i == extra || i == recv)
+                continue;
+            size_t h = 0;
+            while (h < nsends && sends[h] != i)
+                h++;
+            if (h < nsends)
                 continue;
             const struct gencoll_op *o = &p->ops[i];
             finished++;
@@ -249,7 +351,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
             }
         }
         ninitial = 0;
-        in_flight = 1 + (recv != GENCOLL_RUN_NONE);
+        in_flight = nsends + (recv != GENCOLL_RUN_NONE) + (extra != GENCOLL_RUN_NONE);
     }
     while (finished < p->nops) {
         while (nready > 0 || ninitial > 0) {
@@ -294,8 +396,9 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
 
 /* Two copies of the body: in the one every call takes the fault is a
  * constant NULL, so the compiler drops the injection's counting and tests
- * from each step. */
-static int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t * work,
+ * from each step. Inlined into the glue's one caller, whose call's setup
+ * then stays in registers. */
+static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t * work,
                                const struct gencoll_fault *fault)
 {
     if (fault != NULL)

@@ -74,6 +74,7 @@ typedef struct mca_coll_gencoll_module_t {
         int count, root, inplace, commutative, intrinsic, param_alg, param_k;
         size_t type_size;
         int alg, k, node_size;                  /* the decision */
+        const struct gencoll_op *alone;         /* the program is this one message (gencoll_run_alone_op) */
     } last[GENCOLL_OMPI_COLLS];
 } mca_coll_gencoll_module_t;
 
