@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -290,29 +291,49 @@ const gencoll_call kLineCalls[] = {
     {GENCOLL_ALLREDUCE, GENCOLL_RABENSEIFNER, 2, 6, 3, 0, 1, 12, nullptr, 0, 0},
 };
 
+// A call's program, held for the scope (and its own counters).
+struct Held {
+  gencoll_program_hold* hold = nullptr;
+  const gencoll_program* p = nullptr;
+  std::uint32_t* work = nullptr;
+  explicit Held(const gencoll_call& call) {
+    char err[128] = "";
+    if (gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) != 0) FAIL(err);
+  }
+  ~Held() { gencoll_mpich_program_release(hold); }
+  Held(const Held&) = delete;
+  Held& operator=(const Held&) = delete;
+};
+
+std::string name(const gencoll_call& call) {
+  return std::string(gencoll_mpich_collective_name(call.coll)) + " " + gencoll_mpich_algorithm_name(call.alg) +
+         " p=" + std::to_string(call.p) + " rank=" + std::to_string(call.rank);
+}
+
+// Runs p on counters that were never set: whether the run finished without
+// error and without touching them, so on its straight line throughout.
+bool finished_on_line(const gencoll_program* p, Recorder& r) {
+  std::vector<std::uint32_t> words(GENCOLL_WORK_WORDS(p->nops), 0xdeadu);
+  return gencoll_run_program(&r, p, words.data(), nullptr) == 0 &&
+         std::all_of(words.begin(), words.end(), [](std::uint32_t w) { return w == 0xdeadu; });
+}
+
 }  // namespace
 
 TEST_CASE("C runner: a straight line runs without the counters and posts the general runner's messages") {
   for (const gencoll_call& call : kLineCalls) {
-    INFO(gencoll_mpich_collective_name(call.coll) << " " << gencoll_mpich_algorithm_name(call.alg) << " p=" << call.p
-                                                   << " rank=" << call.rank);
-    gencoll_program_hold* hold = nullptr;
-    const gencoll_program* p = nullptr;
-    std::uint32_t* work = nullptr;
-    char err[128] = "";
-    REQUIRE(gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) == 0);
+    INFO(name(call));
+    const Held h(call);
+    const gencoll_program* p = h.p;
     REQUIRE(p->nline > 0);
-    std::vector<std::uint32_t> words(GENCOLL_WORK_WORDS(p->nops), 0xdeadu);
     Recorder r;
-    REQUIRE(gencoll_run_program(&r, p, words.data(), nullptr) == 0);
-    CHECK(std::all_of(words.begin(), words.end(), [](std::uint32_t w) { return w == 0xdeadu; }));
+    CHECK(finished_on_line(p, r));
     const gencoll_program general = without_line(p);
-    CHECK(sorted(r.order) == sorted(run(&general, work)));
+    CHECK(sorted(r.order) == sorted(run(&general, h.work)));
     CHECK(sorted(r.order) == message_ops(p));
     // Where the hand-written algorithm blocks, so does the line: every
     // message of a k = 2 call but the sends posted beside a receive.
     if (call.alg != GENCOLL_RABENSEIFNER) CHECK(r.blocking > 0);
-    gencoll_mpich_program_release(hold);
   }
 }
 
@@ -323,15 +344,12 @@ bool consistent(const gencoll_program* p, const std::uint32_t* work) {
 
 TEST_CASE("C runner: a message the line did not expect in flight hands the run to the general runner") {
   for (const gencoll_call& call : kLineCalls) {
-    gencoll_program_hold* hold = nullptr;
-    const gencoll_program* p = nullptr;
-    std::uint32_t* work = nullptr;
-    char err[128] = "";
-    REQUIRE(gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) == 0);
+    const Held h(call);
+    const gencoll_program* p = h.p;
+    std::uint32_t* work = h.work;
     const std::vector<std::uint32_t> messages = message_ops(p);
     for (int at = 1; at <= static_cast<int>(messages.size()); ++at) {
-      INFO(gencoll_mpich_collective_name(call.coll) << " " << gencoll_mpich_algorithm_name(call.alg)
-                                                     << " p=" << call.p << " rank=" << call.rank << " held=" << at);
+      INFO(name(call) << " held=" << at);
       // Counters of another program, marked so: the runner copies them if
       // it leaves the line (a send the line keeps does not make it).
       std::fill(work + 1, work + GENCOLL_WORK_WORDS(p->nops), 9u);
@@ -348,7 +366,6 @@ TEST_CASE("C runner: a message the line did not expect in flight hands the run t
         CHECK(consistent(p, work));
       }
     }
-    gencoll_mpich_program_release(hold);
   }
 }
 
@@ -362,36 +379,25 @@ TEST_CASE("C runner: sends that stay in flight keep the run on the line until an
       {GENCOLL_ALLGATHER, GENCOLL_KRING, 2, 2, 1, 0, 1, 256, nullptr, 0, 0},
   };
   for (const gencoll_call& call : line_kept) {
-    INFO(gencoll_mpich_collective_name(call.coll) << " " << gencoll_mpich_algorithm_name(call.alg) << " p=" << call.p
-                                                   << " rank=" << call.rank);
-    gencoll_program_hold* hold = nullptr;
-    const gencoll_program* p = nullptr;
-    std::uint32_t* work = nullptr;
-    char err[128] = "";
-    REQUIRE(gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) == 0);
+    INFO(name(call));
+    const Held h(call);
+    const gencoll_program* p = h.p;
     REQUIRE(p->nline > 0);
-    std::vector<std::uint32_t> words(GENCOLL_WORK_WORDS(p->nops), 0xdeadu);
     Recorder r;
     r.hold_sends = r.release = true;
     r.program = p;
-    REQUIRE(gencoll_run_program(&r, p, words.data(), nullptr) == 0);
-    // Never left the line: the counters untouched.
-    CHECK(std::all_of(words.begin(), words.end(), [](std::uint32_t w) { return w == 0xdeadu; }));
+    CHECK(finished_on_line(p, r));
     CHECK(sorted(r.order) == message_ops(p));
     CHECK(r.early == 0);
     CHECK(r.held.empty());
     CHECK(r.blocking > 0);  // the receive after the send in flight still blocks
-    gencoll_mpich_program_release(hold);
   }
   // Wherever they are, the run waits for what it must and finishes.
   for (const gencoll_call& call : kLineCalls) {
-    INFO(gencoll_mpich_collective_name(call.coll) << " " << gencoll_mpich_algorithm_name(call.alg) << " p=" << call.p
-                                                   << " rank=" << call.rank);
-    gencoll_program_hold* hold = nullptr;
-    const gencoll_program* p = nullptr;
-    std::uint32_t* work = nullptr;
-    char err[128] = "";
-    REQUIRE(gencoll_mpich_program_hold(&call, &hold, &p, &work, err, sizeof err) == 0);
+    INFO(name(call));
+    const Held h(call);
+    const gencoll_program* p = h.p;
+    std::uint32_t* work = h.work;
     for (int again = 0; again < 2; ++again) {
       Recorder r;
       r.hold_sends = r.release = true;
@@ -402,7 +408,6 @@ TEST_CASE("C runner: sends that stay in flight keep the run on the line until an
       CHECK(r.held.empty());
       CHECK(consistent(p, work));
     }
-    gencoll_mpich_program_release(hold);
   }
 }
 
@@ -423,12 +428,10 @@ TEST_CASE("C runner: a program of one message alone is named as such, any other 
       {{GENCOLL_ALLGATHER, GENCOLL_RECURSIVE_MULTIPLYING, 2, 2, 1, 0, 1, 4, nullptr, 0, 0}, -1},
   };
   for (const Case& x : cases) {
-    INFO(gencoll_mpich_collective_name(x.call.coll) << " p=" << x.call.p << " rank=" << x.call.rank);
-    gencoll_program_hold* hold = nullptr;
-    const gencoll_program* p = nullptr;
-    std::uint32_t* work = nullptr;
-    char err[128] = "";
-    REQUIRE(gencoll_mpich_program_hold(&x.call, &hold, &p, &work, err, sizeof err) == 0);
+    INFO(name(x.call));
+    const Held h(x.call);
+    const gencoll_program* p = h.p;
+    std::uint32_t* work = h.work;
     const gencoll_op* o = gencoll_run_alone_op(p);
     if (x.kind < 0) {
       CHECK(o == nullptr);
@@ -441,6 +444,5 @@ TEST_CASE("C runner: a program of one message alone is named as such, any other 
       CHECK(r.order == std::vector<std::uint32_t>{static_cast<std::uint32_t>(o - p->ops)});
       CHECK(r.blocking == 1);
     }
-    gencoll_mpich_program_release(hold);
   }
 }
