@@ -147,6 +147,15 @@ static inline const struct gencoll_op *gencoll_run_alone_op(const struct gencoll
  * hands the run to the general runner. */
 #define GENCOLL_RUN_LINE_SENDS 8
 
+/* Where op i is among the n sends the line keeps in flight; n if it is not. */
+static inline size_t gencoll_run_find(const uint32_t *sends, size_t n, uint32_t i)
+{
+    size_t h = 0;
+    while (h < n && sends[h] != i)
+        h++;
+    return h;
+}
+
 /* Whether op i waits on one of the sends in flight: only a direct successor
  * can, since an op that waits on one through another would have met it at
  * that other op, earlier on the line. */
@@ -195,9 +204,7 @@ static GENCOLL_RUN_COLD struct gencoll_line_wait gencoll_run_line_wait(GENCOLL_R
             return w;
         }
         for (size_t j = 0; j < n; j++) {
-            size_t h = 0;
-            while (h < w.nsends && sends[h] != done[j])
-                h++;
+            const size_t h = gencoll_run_find(sends, w.nsends, done[j]);
             if (h < w.nsends) {
                 sends[h] = sends[--w.nsends];
             } else if (done[j] == w.recv) {
@@ -331,12 +338,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
             if ((e & ~GENCOLL_LINE_OP) == GENCOLL_LINE_WAIT)
                 continue;
             pending[i] = p->pending[i];
-            if (i == extra || i == recv)
-                continue;
-            size_t h = 0;
-            while (h < nsends && sends[h] != i)
-                h++;
-            if (h < nsends)
+            if (i == extra || i == recv || gencoll_run_find(sends, nsends, i) < nsends)
                 continue;
             const struct gencoll_op *o = &p->ops[i];
             finished++;

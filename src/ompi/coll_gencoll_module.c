@@ -342,6 +342,20 @@ static inline __attribute__((always_inline)) void set_call(struct ctx *c, const 
     c->root = root;
 }
 
+/* What every step of a call reads beside the call itself: the element's
+ * extent, no scratch yet, and this call's tags. No schedule sends more than
+ * 4p + 64 messages to one peer; every rank reserves the same range, from the
+ * counter Open MPI's nonblocking collectives draw from, so no other
+ * collective's message can match. */
+static inline void begin_steps(struct ctx *c)
+{
+    ptrdiff_t lb = 0;
+    ompi_datatype_get_extent(c->dtype, &lb, &c->extent);
+    c->tmp = c->tmp_base = NULL;
+    c->tags = 4 * ompi_comm_size(c->comm) + 64;
+    c->tag_base = ompi_coll_base_nbc_reserve_tags(c->comm, c->tags);
+}
+
 /* Runs the program of one call (set_call wrote it into c). */
 static int run(struct ctx *c, int coll, int alg, int k, int node_size, const struct gencoll_program *program,
                uint32_t *work)
@@ -361,14 +375,7 @@ static int run(struct ctx *c, int coll, int alg, int k, int node_size, const str
         fflush(stderr);
     }
 
-    ptrdiff_t lb = 0;
-    ompi_datatype_get_extent(c->dtype, &lb, &c->extent);
-    c->tmp = c->tmp_base = NULL;
-    /* No schedule sends more than 4p + 64 messages to one peer; every rank
-     * reserves the same range, from the counter Open MPI's nonblocking
-     * collectives draw from, so no other collective's message can match. */
-    c->tags = 4 * p + 64;
-    c->tag_base = ompi_coll_base_nbc_reserve_tags(comm, c->tags);
+    begin_steps(c);
     c->active = c->active_inline;
     c->nactive = 0;
     c->cap = INLINE_REQUESTS;
@@ -395,11 +402,7 @@ static int run(struct ctx *c, int coll, int alg, int k, int node_size, const str
  * reserved all the same: every rank draws the same ranges in the same order. */
 static int run_alone(struct ctx *c, const struct gencoll_program *program, const struct gencoll_op *o)
 {
-    ptrdiff_t lb = 0;
-    ompi_datatype_get_extent(c->dtype, &lb, &c->extent);
-    c->tmp_base = NULL;
-    c->tags = 4 * ompi_comm_size(c->comm) + 64;
-    c->tag_base = ompi_coll_base_nbc_reserve_tags(c->comm, c->tags);
+    begin_steps(c);
     int in_flight;
     return gencoll_run_post(c, o, (uint32_t) (o - program->ops), 1, &in_flight);
 }
@@ -544,9 +547,10 @@ static struct mca_coll_gencoll_last *served(mca_coll_gencoll_module_t *m, int co
 
 /* Runs the kept program of a call whose context c set_call wrote (a verbose
  * line comes from run()). */
-#define RUN(c, coll, l)                                                                                     \
-    ((l)->alone != NULL && !mca_coll_gencoll_component.verbose ? run_alone(c, (l)->program, (l)->alone)                                              \
-                        : run(c, coll, (l)->alg, (l)->k, (l)->node_size, (l)->program, (l)->work))
+#define RUN(c, coll, l)                                                   \
+    ((l)->alone != NULL && !mca_coll_gencoll_component.verbose            \
+         ? run_alone(c, (l)->program, (l)->alone)                         \
+         : run(c, coll, (l)->alg, (l)->k, (l)->node_size, (l)->program, (l)->work))
 
 int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatype_t *sdtype, void *rbuf,
                                int rcount, struct ompi_datatype_t *rdtype, struct ompi_communicator_t *comm,
