@@ -110,6 +110,8 @@ bool in_module(Algorithm a) { return info(info(a).family).abi >= 0; }
 
 bool in_module(Collective c, Algorithm a) { return module_collective(c) && supports(c, a) && in_module(a); }
 
+bool receives_first(Algorithm a) { return info(a).family != a; }
+
 const AlgorithmInfo* info_for_abi(int abi) {
   if (abi < 0) return nullptr;
   for (const AlgorithmInfo& i : kInfos)

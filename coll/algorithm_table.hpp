@@ -59,6 +59,13 @@ bool module_collective(Collective c);
 // may name, since both bindings read it.
 bool in_module(Algorithm a);
 bool in_module(Collective c, Algorithm a);
+// Whether an MPI library's own code runs the algorithm where a user names it:
+// the fixed-radix baselines (MPICH keeps its own under their names; Open
+// MPI's coll/tuned has its own), which post each step's receive before its
+// send (MPICH's MPIC_Sendrecv, Open MPI's ompi_coll_base_sendrecv), where
+// gencoll's schedules post the send first (coll/exchanges.hpp). The
+// simulator models the difference (SimOptions::receive_first).
+bool receives_first(Algorithm a);
 // The algorithm with this MPICH ABI number, or nullptr.
 const AlgorithmInfo* info_for_abi(int abi);
 // nullptr where gencoll has no such schedule.

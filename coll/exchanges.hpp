@@ -35,4 +35,12 @@ namespace gencoll {
 // and 41 ms posted with their sends, 37-40 on time.
 void post_receives_with_sends(Schedule& s);
 
+// An MPI library's blocking sendrecv (MPIC_Sendrecv in MPICH's own
+// algorithms) returns when both halves of an exchange are done: every step
+// that waits for an exchange's receive is made to wait for its send too. The
+// simulator applies it to the schedules it runs for those algorithms
+// (SimOptions::receive_first), where a send can still be moving when its
+// receive is done (its partner's message went first).
+void wait_as_sendrecv(Schedule& s);
+
 }  // namespace gencoll

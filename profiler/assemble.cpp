@@ -179,6 +179,8 @@ ProfileInput assemble_profile(const RunRecord& run) {
     }
     in.levels.push_back(std::move(m));
   }
+  // The hosts' first ranks exchange over the last level.
+  if (run.exchange_order && !in.levels.empty()) in.levels.back().order = run.exchange_order;
   in.node_level = run.plan.node_level;
   in.contention = contention(run, by);
   LocalCosts lc;

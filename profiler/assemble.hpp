@@ -25,6 +25,7 @@ struct RunRecord {
   ConcurrencySeries device_series;
   std::optional<ConcurrencySeries> node_series;  // runs over several hosts only
   std::optional<ConcurrencySeries> exchange_series;  // several hosts of two ranks or more only
+  std::optional<OrderSample> exchange_order;         // 4 hosts or more only
   LocalTiming local;
   std::string date;         // UTC, ISO 8601
   std::string mpi_library;  // first line of MPI_Get_library_version

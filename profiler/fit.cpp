@@ -286,6 +286,10 @@ double serial_fraction(double alone, double work, double both) {
   return (both - lo) / span;
 }
 
+const char* handshake_of(const OrderSample& s) {
+  return s.send_first > 0 && s.receive_first >= 1.5 * s.send_first ? "in_band" : "out_of_band";
+}
+
 std::string progress_of(const OverlapSample& s) {
   const bool receiver = serial_fraction(s.alone, s.work, s.receiver_busy) > 0.5;
   const bool sender = serial_fraction(s.alone, s.work, s.sender_busy) > 0.5;

@@ -64,6 +64,21 @@ double serial_fraction(double alone, double work, double both);
 // message that waits for its sender alone is not modelled: "independent").
 std::string progress_of(const OverlapSample& s);
 
+// Recursive doubling among one rank on each of `hosts` hosts, each step an
+// exchange of `bytes`: the slowest rank's median call with each step's
+// receive posted first (MPI_Sendrecv's order, an MPI library's own
+// algorithms) and with its send first (gencoll's). Gives the level's
+// `handshake` (selection/PROFILES.md).
+struct OrderSample {
+  int hosts = 0;
+  double bytes = 0, receive_first = 0, send_first = 0;
+};
+
+// The profile's `handshake`: "in_band" where receive-first exchanges take at
+// least 1.5x the send-first ones (their partners apart, the second message
+// of an exchange behind the first: 2x; in step, or an answer out of band: 1x).
+const char* handshake_of(const OrderSample& s);
+
 // The q-quantile (0 <= q <= 1), interpolated between order statistics:
 // quantile(v, 0.5) is the median, quantile(v, 0) the minimum.
 double quantile(std::vector<double> v, double q);

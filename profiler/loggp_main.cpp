@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -148,6 +149,7 @@ void print_summary(const nlohmann::ordered_json& profile, const std::string& pat
     std::printf("level %s", lv["name"].get<std::string>().c_str());
     if (lv.contains("fanout")) std::printf(" (fanout %d)", lv["fanout"].get<int>());
     if (lv.contains("progress")) std::printf(", progress %s", lv["progress"].get<std::string>().c_str());
+    if (lv.contains("handshake")) std::printf(", handshake %s", lv["handshake"].get<std::string>().c_str());
     std::printf("\n  %12s %10s %10s %10s %10s %12s\n", "bytes", "L_us", "o_s_us", "o_r_us", "g_us", "G_ns/B");
     const auto& lg = lv["loggp"];
     if (lg.contains("table"))
@@ -214,6 +216,8 @@ int run(const Options& o, int rank, int size) {
     if (rank == 0) rec.node_series = std::move(ports);
     ConcurrencySeries exchanges = measure_exchanges(o, sp.host_of, rank);
     if (rank == 0 && !exchanges.k.empty()) rec.exchange_series = std::move(exchanges);
+    std::optional<OrderSample> order = measure_exchange_order(o, sp.host_of, rank);
+    if (rank == 0) rec.exchange_order = order;
   }
   if (rank == 0) rec.local = time_local_costs(static_cast<std::size_t>(o.local_bytes), o.reps);
   quiet_barrier(MPI_COMM_WORLD);

@@ -185,6 +185,56 @@ ConcurrencySeries measure_exchanges(const Options& o, const std::vector<int>& ho
   return s;
 }
 
+std::optional<OrderSample> measure_exchange_order(const Options& o, const std::vector<int>& host_of, int rank) {
+  // The first rank of each host, in host order.
+  std::vector<int> leaders;
+  for (std::size_t r = 0; r < host_of.size(); ++r)
+    if (host_of[r] == static_cast<int>(leaders.size())) leaders.push_back(static_cast<int>(r));
+  int hosts = 1;
+  while (hosts * 2 <= static_cast<int>(leaders.size())) hosts *= 2;
+  if (hosts < 4) return std::nullopt;
+  const auto me = std::find(leaders.begin(), leaders.begin() + hosts, rank);
+  const int index = me == leaders.begin() + hosts ? -1 : static_cast<int>(me - leaders.begin());
+  const auto bytes = static_cast<std::size_t>(o.concurrency_bytes);
+  std::vector<char> out(bytes), in(bytes);
+  // Calls back to back, no barrier between them, as an application's loop:
+  // what puts partners apart is the noise of the steps and calls before.
+  const auto call = [&](bool receive_first) {
+    for (int mask = 1; mask < hosts; mask <<= 1) {
+      const int peer = leaders[static_cast<std::size_t>(index ^ mask)];
+      MPI_Request req[2];
+      if (receive_first) MPI_Irecv(in.data(), static_cast<int>(bytes), MPI_BYTE, peer, 12, MPI_COMM_WORLD, &req[1]);
+      MPI_Isend(out.data(), static_cast<int>(bytes), MPI_BYTE, peer, 12, MPI_COMM_WORLD, &req[0]);
+      if (!receive_first) MPI_Irecv(in.data(), static_cast<int>(bytes), MPI_BYTE, peer, 12, MPI_COMM_WORLD, &req[1]);
+      MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    }
+  };
+  // Two rounds of each order, alternating, so that a slow spell of the
+  // machine does not fall on one order only.
+  std::vector<double> t[2];
+  const int rounds = 2, reps = std::max(5, (o.reps + 1) / rounds);
+  for (int round = 0; round < rounds; ++round)
+    for (const bool receive_first : {true, false}) {
+      quiet_barrier(MPI_COMM_WORLD);
+      if (index < 0) continue;
+      for (int r = 0; r < o.warmup + reps; ++r) {
+        const double t0 = MPI_Wtime();
+        call(receive_first);
+        if (r >= o.warmup) t[receive_first].push_back(MPI_Wtime() - t0);
+      }
+    }
+  quiet_barrier(MPI_COMM_WORLD);
+  const double mine[2] = {t[0].empty() ? 0 : quantile(t[0], o.quantile), t[1].empty() ? 0 : quantile(t[1], o.quantile)};
+  double slowest[2] = {0, 0};
+  MPI_Reduce(mine, slowest, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  OrderSample s;
+  s.hosts = hosts;
+  s.bytes = static_cast<double>(bytes);
+  s.send_first = slowest[0];
+  s.receive_first = slowest[1];
+  return s;
+}
+
 std::size_t buffer_bytes(const Options& o) {
   int kmax = 1;
   while (kmax * 2 <= o.concurrency_max) kmax *= 2;

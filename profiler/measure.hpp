@@ -4,6 +4,7 @@
 // the client rank of a pair; results travel to rank 0 as plain doubles.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "profiler/fit.hpp"
@@ -24,6 +25,10 @@ ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& h
 // two ranks; every rank calls it, rank 0 gets the slowest pair's times for
 // k = 1, 2 (k empty where a host has one rank).
 ConcurrencySeries measure_exchanges(const Options& o, const std::vector<int>& host_of, int rank);
+// OrderSample over the first hosts' first ranks, the largest power of two of
+// hosts; every rank calls it, rank 0 gets the result (nothing with fewer
+// than 4 hosts: partners stay in step on 2).
+std::optional<OrderSample> measure_exchange_order(const Options& o, const std::vector<int>& host_of, int rank);
 // The largest buffer any of these needs.
 std::size_t buffer_bytes(const Options& o);
 

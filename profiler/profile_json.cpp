@@ -132,6 +132,18 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
                     serial_fraction(x->alone, x->work, x->sender_busy));
       if (params[i] == &lv) j["source"] = j["source"].get<std::string>() + text;
     }
+    if (const auto& x = lv.order) {
+      j["handshake"] = handshake_of(*x);
+      char text[480];
+      std::snprintf(text, sizeof text,
+                    "; handshake from recursive doubling among the first ranks of %d hosts, exchanges of %.0f B, calls "
+                    "back to back: %.1f us with each step's receive posted first (MPI_Sendrecv's order), %.1f us with "
+                    "its send first (%.2fx); from 1.5x a receive-first exchange's partners are apart and its second "
+                    "message waits for the first's bytes",
+                    x->hosts, x->bytes, x->receive_first * 1e6, x->send_first * 1e6,
+                    x->send_first > 0 ? x->receive_first / x->send_first : 0.0);
+      j["source"] = j["source"].get<std::string>() + text;
+    }
     levels.push_back(j);
   }
   doc["levels"] = levels;

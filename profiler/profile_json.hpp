@@ -19,6 +19,7 @@ struct MeasuredLevel {
   std::string pair;       // the two ranks and where they ran
   std::vector<bool> located;  // per step of fit: found by bisection
   std::optional<OverlapSample> overlap;  // gives the level's "progress" where measured
+  std::optional<OrderSample> order;      // gives the level's "handshake" where measured
 };
 
 struct LocalCosts {

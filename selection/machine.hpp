@@ -57,6 +57,14 @@ class LoggpCurve {
 // receiver (TCP without a progress thread: rendezvous needs both).
 enum class Progress { independent, receiver, both };
 
+// Where a rendezvous's answer (the receiver's "send now") travels, as
+// gencoll-loggp measures it per level (selection/PROFILES.md): out_of_band:
+// at once (RDMA: the NIC answers or reads); in_band: on the connection that
+// carries the receiver's own messages to the sender, behind their bytes
+// (TCP: one ordered stream each way), so a message whose receiver is
+// already sending to its sender starts only once that message has gone.
+enum class Handshake { out_of_band, in_band };
+
 // One level of the hierarchy. `fanout` units of the level below (ranks, for the
 // first level) make one unit of this level; the last level spans every rank.
 struct Level {
@@ -68,6 +76,7 @@ struct Level {
   // bytes wait for the receive to be posted. 0: eager at every size.
   std::uint64_t rendezvous_above = 0;
   Progress progress = Progress::independent;
+  Handshake handshake = Handshake::out_of_band;
 };
 
 // Costs of the local steps, per byte, and the launch overhead every step on a

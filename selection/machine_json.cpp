@@ -133,7 +133,7 @@ void read_levels(const Reader& r, const json& doc, Machine& m) {
     const std::string w = "levels[" + std::to_string(i) + "]";
     const json& lv = levels[i];
     if (!lv.is_object()) r.fail(w, "must be an object, got " + Reader::shown(lv));
-    r.only_keys(lv, w, {"name", "fanout", "loggp", "rendezvous_above", "progress"});
+    r.only_keys(lv, w, {"name", "fanout", "loggp", "rendezvous_above", "progress", "handshake"});
     Level level;
     level.name = r.text(lv, w, "name", true);
     const bool last = i + 1 == levels.size();
@@ -149,6 +149,12 @@ void read_levels(const Reader& r, const json& doc, Machine& m) {
       else if (p == "receiver") level.progress = Progress::receiver;
       else if (p == "both") level.progress = Progress::both;
       else r.fail(w + ".progress", "must be \"independent\", \"receiver\" or \"both\", got \"" + p + "\"");
+    }
+    if (lv.contains("handshake")) {
+      const std::string h = r.text(lv, w, "handshake", true);
+      if (h == "out_of_band") level.handshake = Handshake::out_of_band;
+      else if (h == "in_band") level.handshake = Handshake::in_band;
+      else r.fail(w + ".handshake", "must be \"out_of_band\" or \"in_band\", got \"" + h + "\"");
     }
     level.source = r.text(lv, w, "source", false);
     for (const Level& other : m.levels)

@@ -14,7 +14,10 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 
+#include "coll/algorithm_table.hpp"
+#include "coll/exchanges.hpp"
 #include "selection/replay.hpp"
 #include "selection/shared_links.hpp"
 
@@ -179,6 +182,7 @@ struct SimWorkspace::Buffers {
   std::vector<double> cpu_free, compute_free, copy_free, mpi_hold, send_chan, recv_chan;
   SharedLinks::Storage nics;
   std::vector<std::uint32_t> moved;
+  std::vector<std::uint32_t> released;
 };
 
 SimWorkspace::SimWorkspace() : b_(std::make_unique<Buffers>()) {}
@@ -208,6 +212,8 @@ class Engine {
         nodes_(nodes(m, rp_.ranks())),
         nics_(ws.nics, 2 * nodes_),
         moved_(ws.moved),
+        receive_first_(opt.receive_first),
+        released_(ws.released),
         queue_(queue) {
     // NIC links: each node's way out, then its way in.
     for (std::size_t n = 0; n < 2 * nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(n), node_radix_);
@@ -223,11 +229,14 @@ class Engine {
       // A rendezvous control message's one-way time: the level's 1-byte message.
       const Loggp one = l.loggp.at(1);
       handshake_.push_back(one.o_s + one.L + one.o_r);
+      in_band_ = in_band_ || l.handshake == Handshake::in_band;
     }
   }
 
   SimResult run() {
     if (ops_.size() >= kNicStart) throw std::runtime_error("simulator: more than 2^31 steps in one collective");
+    tracks_releases_ = in_band_ && receive_first_;
+    if (tracks_releases_) note_start_releases();
     for (std::uint32_t i = 0; i < ops_.size(); ++i)
       if (ops_[i].pending == 0) ready(i, 0.0);
     while (!queue_.empty()) {
@@ -315,7 +324,7 @@ class Engine {
       if (rndv > 0 && s.v > static_cast<double>(rndv)) {
         Op& r = ops_[s.partner];
         const double h = handshake_[s.level];
-        if (r.state == kPosted) return push(bytes_start(i, std::max(inject + h, r.v)), kNic, i | kNicStart);
+        if (r.state == kPosted) return start_bytes(i, bytes_start(i, std::max(inject + h, r.v)));
         r.state = kRts;  // the bytes start when the receive is posted (post_recv)
         r.v = inject + h;
         return;
@@ -344,6 +353,89 @@ class Engine {
     t += handshake_[s.level];
     if (progress == Progress::both) t = std::max(t, compute_free_[s.rank]);
     return t;
+  }
+
+  // Rendezvous send i's bytes may start at t as far as its answer's timing
+  // goes. Where the level answers in band (TCP), the answer rides the
+  // receiver's own stream to the sender: if a message of the receiver's to
+  // the sender is moving, the answer arrives one handshake after that
+  // message's last byte has left (measured: an exchange whose second message
+  // starts 0.1-3 ms after the first takes 1.9-2.06x one message, one started
+  // together 1.00x; selection/PROFILES.md). Checked when the answer is
+  // decided, not when it is sent a handshake later: a message of the
+  // receiver's that starts in between does not hold it.
+  //
+  // Receive-first exchanges (SimOptions::receive_first: an MPI library's
+  // sendrecv) whose partners are apart: a symmetric schedule keeps every pair
+  // of partners exactly in step here, where on a machine the noise of the
+  // steps before puts partners released by different messages more than a
+  // handshake apart (measured: MPICH's recursive doubling 1.98-2.00x the
+  // send-first model on 4 hosts from 1 MiB, minima too, and exact on 2). The
+  // later partner, having posted its receive first, answers the earlier one's
+  // request before it asks, so its own message waits behind the whole of the
+  // earlier one's. Modelled so: a message whose receiver's message to its
+  // sender is already answered (not yet moving) waits behind it too, unless
+  // both were released by the partner (apart()).
+  void start_bytes(std::uint32_t i, double t) {
+    if (in_band_ && m_.levels[ops_[i].level].handshake == Handshake::in_band) {
+      const std::uint32_t from = ops_[i].rank, to = ops_[ops_[i].partner].rank;
+      std::uint32_t behind = kNone;
+      if (const auto f = flowing_.find(stream(to, from)); f != flowing_.end()) behind = f->second;
+      else if (const auto a = answered_.find(stream(to, from)); a != answered_.end() && apart(i, a->second))
+        behind = a->second;
+      if (behind != kNone) {
+        waiting_.push_back(Waiting{behind, i, t});
+        return;
+      }
+      answered_[stream(from, to)] = i;
+    }
+    push(t, kNic, i | kNicStart);
+  }
+  static std::uint64_t stream(std::uint32_t from, std::uint32_t to) { return std::uint64_t{from} << 32 | to; }
+  // Whether sends i and j (the two ways between two ranks) belong to partners
+  // that are apart: not both released by the other (receive-first schedules only).
+  bool apart(std::uint32_t i, std::uint32_t j) const {
+    if (!receive_first_) return false;
+    return released_[i] != ops_[j].rank + 1 || released_[j] != ops_[i].rank + 1;
+  }
+  // Who released op s (its last dependency to finish was op i): the peer of a
+  // message, or whoever released a local step. 0: unknown.
+  void note_release(std::uint32_t s, std::uint32_t i) {
+    const Op& by = ops_[i];
+    released_[s] = by.kind == OpKind::local ? released_[i] : ops_[by.partner].rank + 1;
+  }
+  // The ops that start the call were released by the previous call's last
+  // message, as in a loop of calls: its peer, per rank.
+  void note_start_releases() {
+    released_.assign(ops_.size(), 0);
+    for (int r = 0; r < rp_.ranks(); ++r) {
+      std::uint32_t last = 0;
+      for (std::uint32_t i = rp_.rank_begin[r]; i < rp_.rank_begin[r + 1]; ++i)
+        if (ops_[i].kind != OpKind::local) last = ops_[ops_[i].partner].rank + 1;
+      for (std::uint32_t i = rp_.rank_begin[r]; i < rp_.rank_begin[r + 1]; ++i)
+        if (ops_[i].pending == 0) released_[i] = last;
+    }
+  }
+  // NIC message i started (`moving`) or its last byte left at t.
+  void in_band_moving(std::uint32_t i) {
+    if (m_.levels[ops_[i].level].handshake == Handshake::in_band)
+      flowing_[stream(ops_[i].rank, ops_[ops_[i].partner].rank)] = i;
+  }
+  void in_band_left(std::uint32_t i, double t) {
+    const std::uint64_t key = stream(ops_[i].rank, ops_[ops_[i].partner].rank);
+    if (const auto it = flowing_.find(key); it != flowing_.end() && it->second == i) flowing_.erase(it);
+    if (const auto it = answered_.find(key); it != answered_.end() && it->second == i) answered_.erase(it);
+    std::size_t kept = 0;
+    for (std::size_t n = 0; n < waiting_.size(); ++n) {
+      const Waiting w = waiting_[n];
+      if (w.behind == i) {
+        answered_[stream(ops_[w.send].rank, ops_[ops_[w.send].partner].rank)] = w.send;
+        push(std::max(w.t, t + handshake_[ops_[w.send].level]), kNic, w.send | kNicStart);
+      } else {
+        waiting_[kept++] = w;
+      }
+    }
+    waiting_.resize(kept);
   }
 
   // The bytes of a message that does not go through the NICs and whose
@@ -391,6 +483,7 @@ class Engine {
       // the level's rendezvous size count (all of them where it has none).
       const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
       const double work = wire_time(s.v, loggp(s).G);
+      if (in_band_) in_band_moving(i);
       if (nics_.exchanges() && (rndv == 0 || s.v > static_cast<double>(rndv)))
         nics_.start_exchange(t, work, i, ids, s.rank, ops_[s.partner].rank);
       else
@@ -402,6 +495,7 @@ class Engine {
         case SharedLinks::Fire::rearm: push(nics_.flow(what).due, kNic, what); break;
         case SharedLinks::Fire::ends: {
           const std::uint32_t op = nics_.end(what);
+          if (in_band_) in_band_left(op, t);
           reshare_at(t);
           leave(op, t);
         }
@@ -445,7 +539,7 @@ class Engine {
       const double start = bytes_start(r.partner, std::max(r.v, t));
       r.state = kPosted;
       r.v = t;
-      push(start, kNic, r.partner | kNicStart);
+      start_bytes(r.partner, start);
     } else {
       r.state = kPosted;
       r.v = t;
@@ -493,7 +587,10 @@ class Engine {
   void release_successors(std::uint32_t i, double t) {
     for (std::uint32_t k = rp_.succ_begin[i]; k < rp_.succ_begin[i + 1]; ++k) {
       const std::uint32_t s = rp_.succ[k];
-      if (--ops_[s].pending == 0) ready(s, t);
+      if (--ops_[s].pending == 0) {
+        if (tracks_releases_) note_release(s, i);
+        ready(s, t);
+      }
     }
   }
 
@@ -534,6 +631,23 @@ class Engine {
   SharedLinks nics_;
   std::vector<std::uint32_t>& moved_;
   bool reshare_pending_ = false;
+  // Levels whose rendezvous answers ride the data (Handshake::in_band): the
+  // message moving on each stream (sender rank << 32 | receiver rank), and
+  // the sends whose answer waits behind one.
+  struct Waiting {
+    std::uint32_t behind, send;
+    double t;
+  };
+  static constexpr std::uint32_t kNone = 0xffffffff;
+  bool in_band_ = false;
+  const bool receive_first_;
+  bool tracks_releases_ = false;
+  std::unordered_map<std::uint64_t, std::uint32_t> flowing_;   // bytes moving
+  std::unordered_map<std::uint64_t, std::uint32_t> answered_;  // answered, moving or about to
+  std::vector<Waiting> waiting_;
+  // receive_first_ on an in-band level: per op, 1 + the rank whose message
+  // released it (note_release()), 0 where unknown.
+  std::vector<std::uint32_t>& released_;
   Queue queue_;
   std::uint64_t seq_ = 0;
   std::size_t finished_ = 0;
@@ -583,10 +697,15 @@ SimResult simulate_into(const Machine& m, const CollParams& params, const SimOpt
                         bool release) {
   SimWorkspace::Buffers& b = ws.buffers();
   b.rp.clear();
-  for (int r = 0; r < params.p; ++r)
-    b.rp.add(generate(rank_params(m, opt, params, r)), m, opt.elem_bytes, device_buffers(m, opt));
+  SimOptions o = opt;
+  o.receive_first = opt.receive_first || receives_first(params.alg);
+  for (int r = 0; r < params.p; ++r) {
+    Schedule s = generate(rank_params(m, opt, params, r));
+    if (o.receive_first) wait_as_sendrecv(s);
+    b.rp.add(s, m, opt.elem_bytes, device_buffers(m, opt));
+  }
   b.rp.match(release);
-  return run_engine(m, b, opt);
+  return run_engine(m, b, o);
 }
 }  // namespace
 

@@ -19,6 +19,15 @@ struct SimOptions {
   std::uint32_t elem_bytes = 1;  // bytes per schedule element
   bool contention = true;        // false: device and node radix unlimited
   Buffers buffers = Buffers::profile;
+  // The exchanges' receives are posted before their sends, as an MPI
+  // library's own algorithms do (MPICH's MPIC_Sendrecv, Open MPI's
+  // ompi_coll_base_sendrecv); gencoll's schedules post the send first
+  // (coll/exchanges.hpp). Matters only on levels whose rendezvous answer
+  // travels in band (Level::handshake). simulate(Machine, CollParams, ...)
+  // sets it for the fixed-radix baselines (receives_first()) and makes their
+  // steps wait for whole exchanges (wait_as_sendrecv()); a caller of
+  // simulate(Machine, schedules, ...) applies that to its schedules itself.
+  bool receive_first = false;
 };
 
 struct SimResult {

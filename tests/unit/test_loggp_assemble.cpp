@@ -140,6 +140,30 @@ TEST_CASE("sizes whose median lies far above their fastest repetition are report
   CHECK(in.levels[1].fit.notes.empty());
 }
 
+// Measured on 4 emulated hosts at 100 Mbit/s (selection/PROFILES.md): MPICH's
+// receive-first recursive doubling took 2x the send-first exchanges there.
+TEST_CASE("receive-first against send-first exchanges becomes the last level's handshake", "[loggp][assemble]") {
+  const auto sample = [](double receive_first, double send_first) {
+    return OrderSample{4, 262144, receive_first, send_first};
+  };
+  CHECK(std::string(handshake_of(sample(2.0e-3, 1.0e-3))) == "in_band");
+  CHECK(std::string(handshake_of(sample(1.4e-3, 1.0e-3))) == "out_of_band");
+  CHECK(std::string(handshake_of(sample(1.0e-3, 0))) == "out_of_band");  // nothing measured: no claim
+
+  RunRecord run = two_hosts();
+  CHECK_FALSE(build_profile(assemble_profile(run))["levels"][1].contains("handshake"));  // fewer than 4 hosts
+  run.exchange_order = sample(4.2e-2, 2.1e-2);
+  const auto profile = build_profile(assemble_profile(run));
+  CHECK_FALSE(profile["levels"][0].contains("handshake"));
+  CHECK(profile["levels"][1]["handshake"] == "in_band");
+  CHECK_THAT(profile["levels"][1]["source"].get<std::string>(),
+             Catch::Contains("first ranks of 4 hosts, exchanges of 262144 B") &&
+                 Catch::Contains("42000.0 us with each step's receive posted first") && Catch::Contains("(2.00x)"));
+  const auto m = gencoll::sim::parse_machine(profile.dump(), "run.json");
+  CHECK(m.levels[1].handshake == gencoll::sim::Handshake::in_band);
+  CHECK(m.levels[0].handshake == gencoll::sim::Handshake::out_of_band);
+}
+
 // Measured with nic_share overlap and by the profiler (selection/PROFILES.md):
 // shared memory waits for the receiver, TCP's rendezvous for both.
 TEST_CASE("who must be in MPI for the bytes to move becomes each level's progress", "[loggp][assemble]") {

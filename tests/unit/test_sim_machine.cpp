@@ -106,6 +106,8 @@ TEST_CASE("malformed profiles fail naming file, field and problem", "[sim][machi
   CHECK_THAT(error_of(with("\"fanout\": 4,", "")), Catch::Contains("levels[0].fanout: missing"));
   CHECK_THAT(error_of(with("\"fanout\": 4", "\"fanout\": 4, \"rendezvous_above\": 0")),
              Catch::Contains("levels[0].rendezvous_above: must be an integer >= 1, got 0"));
+  CHECK_THAT(error_of(with("\"fanout\": 4", "\"fanout\": 4, \"handshake\": \"inband\"")),
+             Catch::Contains("levels[0].handshake: must be \"out_of_band\" or \"in_band\", got \"inband\""));
   CHECK_THAT(error_of(with("\"fanout\": 4", "\"fanout\": 4, \"progress\": \"sometimes\"")),
              Catch::Contains("levels[0].progress: must be \"independent\", \"receiver\" or \"both\", got \"sometimes\""));
   CHECK_THAT(error_of(with("{\"name\": \"system\",", "{\"name\": \"system\", \"fanout\": 2,")),

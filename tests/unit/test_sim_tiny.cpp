@@ -2,6 +2,7 @@
 // of the simulator at a time.
 #include <catch2/catch.hpp>
 
+#include "coll/exchanges.hpp"
 #include "selection/simulator.hpp"
 
 using namespace gencoll;
@@ -333,6 +334,96 @@ TEST_CASE("a rendezvous message waiting for its receive takes no share of the NI
   const double h = kP.o_s + kP.L + kP.o_r, wire = 999 * kP.G;
   CHECK(r.rank_done[2] == Approx(kP.o_s + 2 * h + wire + kP.L + kP.o_r));
   CHECK(r.rank_done[1] == Approx(10 * us + h + wire + kP.L + kP.o_r));
+}
+
+// Over TCP a rendezvous's answer rides the answering rank's own stream to the
+// requester (Handshake::in_band), behind the bytes it is sending there
+// (benchmarks/results/2026-11-27-2c-emu2x1-handshake).
+TEST_CASE("in band: an answer waits behind the answering rank's bytes to the requester", "[sim][tiny][nic][in_band]") {
+  // Rank 0 sends 20000 bytes to rank 1; rank 1, after a 10 us copy, 1000
+  // bytes back: its request reaches rank 0 while rank 0's bytes still move.
+  Machine m = rendezvous_machine();
+  const auto run = [&] {
+    ScheduleBuilder a(0, 2), b(1, 2);
+    a.send(1, Range{Buf::send, 0, 20000});
+    a.recv(1, recv_buf(1000));
+    b.recv(0, Range{Buf::recv, 0, 20000});
+    b.send(0, Range{Buf::send, 0, 1000}, {b.copy(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000})});
+    return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+  };
+  const double h = kP.o_s + kP.L + kP.o_r;
+  const double first_left = kP.o_s + 2 * h + 19999 * kP.G;
+  const double end = 999 * kP.G + kP.L + kP.o_r;
+  // Out of band the answer goes at once: rank 0 is done when its own bytes left.
+  REQUIRE(10 * us + kP.o_s + 2 * h + end < first_left);
+  CHECK(run().rank_done[0] == Approx(first_left));
+  m.levels[1].handshake = Handshake::in_band;
+  CHECK(run().rank_done[0] == Approx(first_left + h + end));
+}
+
+namespace {
+
+// Recursive doubling by hand on `p` ranks of one node each (p = 2 or 4): two
+// exchanges of 1000 bytes, the second's send after the first's receive.
+std::vector<Schedule> doubling(int p, bool as_sendrecv) {
+  std::vector<Schedule> out;
+  for (int r = 0; r < p; ++r) {
+    ScheduleBuilder b(r, p);
+    const int first = r ^ 1, second = p == 2 ? r ^ 1 : r ^ 2;
+    b.send(first, Range{Buf::send, 0, 1000});
+    const Handle got = b.recv(first, Range{Buf::recv, 0, 1000});
+    b.send(second, Range{Buf::recv, 0, 1000}, {got});
+    b.recv(second, Range{Buf::recv, 1000, 1000});
+    Schedule s = std::move(b).finish();
+    if (as_sendrecv) wait_as_sendrecv(s);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+// A symmetric schedule keeps partners exactly in step in the engine; on a
+// machine, partners released by different messages are apart, and a
+// receive-first exchange (an MPI library's sendrecv) then sends its two
+// messages one after the other (measured: MPICH's recursive doubling on 4
+// emulated hosts 1.98-2.00x the send-first model from 1 MiB, exact on 2).
+TEST_CASE("in band: receive-first exchanges of partners released apart go one after the other", "[sim][tiny][nic][in_band]") {
+  Machine m = nic_machine(1, 1);
+  m.levels[1].rendezvous_above = 500;
+  m.levels[1].handshake = Handshake::in_band;
+  const double h = kP.o_s + kP.L + kP.o_r, wire = 999 * kP.G;
+  const double together = kP.o_s + 2 * h + wire + kP.L + kP.o_r;
+  // The second message's answer leaves one handshake after the first's last byte.
+  const double apart = kP.o_s + 3 * h + 2 * wire + kP.L + kP.o_r;
+  SimOptions rf;
+  rf.receive_first = true;
+
+  SECTION("send first (gencoll's order): every exchange at once") {
+    CHECK(simulate(m, doubling(4, false), SimOptions{}).time == Approx(2 * together));
+  }
+  SECTION("receive first on 4 ranks: every step's partners came from different exchanges") {
+    // Step 1's partners were released by the previous call's last step
+    // (partner r ^ 2), step 2's by step 1 with different partners.
+    CHECK(simulate(m, doubling(4, true), rf).time == Approx(2 * apart));
+  }
+  SECTION("receive first on 2 ranks: partners released by each other stay in step") {
+    CHECK(simulate(m, doubling(2, true), rf).time == Approx(2 * together));
+  }
+  SECTION("out of band, receive first: the answers do not wait") {
+    m.levels[1].handshake = Handshake::out_of_band;
+    CHECK(simulate(m, doubling(4, true), rf).time == Approx(2 * together));
+  }
+}
+
+TEST_CASE("wait_as_sendrecv: a step after an exchange's receive waits for its send too", "[sim][tiny]") {
+  const std::vector<Schedule> s = doubling(4, true);
+  const Schedule& r0 = s[0];
+  // Steps: send(1), recv(1), send(2) after both, recv(2).
+  REQUIRE(r0.steps.size() == 4);
+  const std::vector<Handle> deps(r0.deps_begin(r0.steps[2]), r0.deps_end(r0.steps[2]));
+  CHECK(deps == std::vector<Handle>{1, 0});
+  CHECK(r0.steps[3].dep_count == 0);
 }
 
 TEST_CASE("unmatched and stuck schedules are reported", "[sim][tiny]") {
