@@ -167,6 +167,7 @@ ProfileInput assemble_profile(const RunRecord& run) {
         m.fit.notes.insert(m.fit.notes.begin(), disturbance_note(disturbed, run.levels[i].samples.size()));
       m.located = run.levels[i].located;
       m.overlap = run.levels[i].overlap;
+      m.eager_limit = run.levels[i].eager_limit;
       const RankReport &a = run.reports.at(static_cast<std::size_t>(m.plan.a)),
                        &b = run.reports.at(static_cast<std::size_t>(m.plan.b));
       if (m.overlap && share_cpus(a, b)) {

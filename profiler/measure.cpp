@@ -99,6 +99,33 @@ OverlapSample measure_overlap(PairClient& c, const Options& o) {
   return s;
 }
 
+// The MPI's eager limit, asked of the MPI rather than read off a bend of
+// PRTT(1,0,s): a blocking send that returns before its receive is posted
+// went eagerly; one that waits went by rendezvous. The bend moved with other
+// things on the emulated cluster (its shaper passes the first frames of an
+// idle link for free): the last fitted switch of seven 4 x 1 runs at
+// 100 Mbit/s lay anywhere from 8 KiB to 22 KiB, or nowhere.
+double measure_eager_limit(PairClient& c, const Options& o) {
+  constexpr double kLate = 2e-3;  // far above a handshake, far below a second
+  const auto waits = [&](double bytes) {
+    return quantile(c.send_durations(static_cast<std::size_t>(bytes), kLate, 3, 1), 0.5) > kLate / 2;
+  };
+  double lo = 0, hi = 0;
+  for (const std::uint64_t bytes : o.sizes) {
+    if (waits(static_cast<double>(bytes))) {
+      hi = static_cast<double>(bytes);
+      break;
+    }
+    lo = static_cast<double>(bytes);
+  }
+  if (hi == 0) return 0;
+  while (hi - lo > 1) {
+    const double mid = std::floor((lo + hi) / 2);
+    (waits(mid) ? hi : lo) = mid;
+  }
+  return std::max(lo, 1.0);  // a 1-byte send that waits: rendezvous above 1 B, as near as a profile says
+}
+
 }  // namespace
 
 LevelData measure_level(PairClient& c, const Options& o) {
@@ -109,6 +136,7 @@ LevelData measure_level(PairClient& c, const Options& o) {
   d.steps = fit.steps;
   d.located.assign(fit.steps.size(), o.refine);
   d.overlap = measure_overlap(c, o);
+  d.eager_limit = measure_eager_limit(c, o);
   return d;
 }
 

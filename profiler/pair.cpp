@@ -80,10 +80,25 @@ std::vector<double> PairClient::prtt(int n, double delay, std::size_t bytes, int
 }
 
 std::vector<double> PairClient::receive_overhead(std::size_t bytes, double delay, int reps, int warmup) {
+  std::vector<double> sends;
+  return late_receives(bytes, delay, reps, warmup, sends);
+}
+
+std::vector<double> PairClient::send_durations(std::size_t bytes, double delay, int reps, int warmup) {
+  std::vector<double> sends;
+  late_receives(bytes, delay, reps, warmup, sends);
+  return sends;
+}
+
+std::vector<double> PairClient::late_receives(std::size_t bytes, double delay, int reps, int warmup,
+                                              std::vector<double>& sends) {
   command(kReceiveOverhead, static_cast<double>(bytes), 1, delay, reps, warmup);
   const int count = static_cast<int>(bytes);
+  sends.clear();
   for (int r = 0; r < warmup + reps; ++r) {
+    const double start = MPI_Wtime();
     check(MPI_Send(buf_.data(), count, MPI_BYTE, server_, kDataTag, comm_), "MPI_Send");
+    if (r >= warmup) sends.push_back(MPI_Wtime() - start);
     check(MPI_Recv(nullptr, 0, MPI_BYTE, server_, kDataTag, comm_, MPI_STATUS_IGNORE), "MPI_Recv (ack)");
   }
   std::vector<double> t(static_cast<std::size_t>(reps));

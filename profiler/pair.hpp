@@ -23,6 +23,9 @@ class PairClient {
   std::vector<double> prtt(int n, double delay, std::size_t bytes, int reps, int warmup);
   // Receive-call durations at the server for messages that arrived `delay` before.
   std::vector<double> receive_overhead(std::size_t bytes, double delay, int reps, int warmup);
+  // The same protocol, the client's blocking-send durations: an eager send
+  // returns at once, a rendezvous one waits for the receive posted `delay` late.
+  std::vector<double> send_durations(std::size_t bytes, double delay, int reps, int warmup);
   // Time for k messages posted at once (MPI_Isend x k, MPI_Waitall) to be received.
   std::vector<double> concurrent(int k, std::size_t bytes, int reps, int warmup);
   // Time for one message (MPI_Isend, MPI_Irecv, MPI_Wait) to be received and
@@ -33,6 +36,9 @@ class PairClient {
 
  private:
   void command(int kind, double bytes, int n, double delay, int reps, int warmup);
+  // Runs kReceiveOverhead; returns the server's receive durations and, in
+  // `sends`, the client's send durations.
+  std::vector<double> late_receives(std::size_t bytes, double delay, int reps, int warmup, std::vector<double>& sends);
   MPI_Comm comm_;
   int server_;
   std::vector<char> buf_;

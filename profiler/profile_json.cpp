@@ -9,6 +9,12 @@
 
 namespace gencoll::loggp {
 
+namespace {
+// Names the eager-limit probe in a level's source; a refit keeps the
+// rendezvous size of a source that has it.
+constexpr const char* kEagerProbe = "rendezvous_above asked of the MPI";
+}  // namespace
+
 using nlohmann::ordered_json;
 
 double round_significant(double x, int digits) {
@@ -115,10 +121,13 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
                     "); parameters copied from level " + params[i]->plan.name + " so that the profile is complete";
     }
     j["loggp"] = loggp_json(table_rows(params[i]->fit, opt));
-    // MPIs switch to rendezvous at their largest protocol switch (UCX's and
-    // Open MPI's eager limits); the simulator holds such messages' bytes
-    // until the receive is posted (selection/PROFILES.md).
-    if (!params[i]->fit.steps.empty())
+    // The simulator holds a rendezvous message's bytes until the receive is
+    // posted (selection/PROFILES.md). Measured: where a blocking send starts
+    // waiting for its receive; else the largest protocol switch of the fit
+    // (UCX's and Open MPI's eager limits; profiles of older runs).
+    const double eager = params[i]->eager_limit;
+    if (eager > 0) j["rendezvous_above"] = static_cast<std::uint64_t>(eager);
+    else if (eager < 0 && !params[i]->fit.steps.empty())
       j["rendezvous_above"] = static_cast<std::uint64_t>(params[i]->fit.steps.back());
     if (const auto& x = params[i]->overlap) {
       j["progress"] = progress_of(*x);
@@ -131,6 +140,18 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
                     serial_fraction(x->alone, x->work, x->receiver_busy), x->sender_busy * 1e6,
                     serial_fraction(x->alone, x->work, x->sender_busy));
       if (params[i] == &lv) j["source"] = j["source"].get<std::string>() + text;
+    }
+    if (params[i] == &lv && lv.eager_limit >= 0) {
+      char text[320];
+      if (lv.eager_limit > 0)
+        std::snprintf(text, sizeof text,
+                      "; %s: a blocking send of %.0f B waited for its receive, posted 2 ms late, one of %.0f B did not "
+                      "(bisected)",
+                      kEagerProbe, lv.eager_limit + 1, lv.eager_limit);
+      else
+        std::snprintf(text, sizeof text, "; %s: no size measured waited for its receive, posted 2 ms late (eager)",
+                      kEagerProbe);
+      j["source"] = j["source"].get<std::string>() + text;
     }
     if (const auto& x = lv.order) {
       j["handshake"] = handshake_of(*x);
@@ -236,6 +257,10 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
     if (it == by_level.end()) continue;
     LevelFit fit = fit_level(it->second, opt);
     std::vector<bool> located(fit.steps.size(), false);
+    const std::string was = level.value("source", "");
+    // A rendezvous size asked of the MPI stays as it was measured.
+    const bool asked = was.find(kEagerProbe) != std::string::npos;
+
     if (level.contains("rendezvous_above") && !fit.steps.empty()) {
       const double at = level["rendezvous_above"].get<double>();
       for (std::size_t i = fit.steps.size(); i-- > 0;)
@@ -246,9 +271,8 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
         }
     }
     level["loggp"] = loggp_json(table_rows(fit, opt));
-    if (!fit.steps.empty()) level["rendezvous_above"] = static_cast<std::uint64_t>(fit.steps.back());
-    else level.erase("rendezvous_above");
-    const std::string was = level.value("source", "");
+    if (!asked && !fit.steps.empty()) level["rendezvous_above"] = static_cast<std::uint64_t>(fit.steps.back());
+    else if (!asked) level.erase("rendezvous_above");
     level["source"] = "refitted from the run's per-size medians by this build's fit: " + describe_fit(fit, located) +
                       (was.empty() ? std::string() : "; as measured: " + was);
     if (fit.notes.empty()) level.erase("note");

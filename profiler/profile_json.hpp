@@ -20,6 +20,7 @@ struct MeasuredLevel {
   std::vector<bool> located;  // per step of fit: found by bisection
   std::optional<OverlapSample> overlap;  // gives the level's "progress" where measured
   std::optional<OrderSample> order;      // gives the level's "handshake" where measured
+  double eager_limit = -1;               // LevelData::eager_limit: the level's "rendezvous_above"
 };
 
 struct LocalCosts {

@@ -10,7 +10,7 @@ constexpr std::size_t kOverlapFields = 5;
 }
 
 std::vector<double> encode(const LevelData& d) {
-  std::vector<double> v{static_cast<double>(d.samples.size()), static_cast<double>(d.steps.size())};
+  std::vector<double> v{static_cast<double>(d.samples.size()), static_cast<double>(d.steps.size()), d.eager_limit};
   for (const SizeSample& s : d.samples) v.insert(v.end(), {s.bytes, static_cast<double>(s.n), s.prtt1, s.prttn, s.prttd, s.delay, s.o_r, s.prtt1_min});
   for (std::size_t i = 0; i < d.steps.size(); ++i) v.insert(v.end(), {d.steps[i], d.located[i] ? 1.0 : 0.0});
   if (d.overlap) {
@@ -21,12 +21,13 @@ std::vector<double> encode(const LevelData& d) {
 }
 
 LevelData decode_level(const std::vector<double>& v) {
-  if (v.size() < 2) throw std::runtime_error("decode_level: short message");
+  if (v.size() < 3) throw std::runtime_error("decode_level: short message");
   const auto ns = static_cast<std::size_t>(v[0]), nsteps = static_cast<std::size_t>(v[1]);
-  const std::size_t base = 2 + ns * kSampleFields + 2 * nsteps;
+  const std::size_t base = 3 + ns * kSampleFields + 2 * nsteps;
   if (v.size() != base && v.size() != base + kOverlapFields) throw std::runtime_error("decode_level: wrong length");
   LevelData d;
-  std::size_t at = 2;
+  d.eager_limit = v[2];
+  std::size_t at = 3;
   for (std::size_t i = 0; i < ns; ++i, at += kSampleFields)
     d.samples.push_back(
         SizeSample{v[at], static_cast<int>(v[at + 1]), v[at + 2], v[at + 3], v[at + 4], v[at + 5], v[at + 6], v[at + 7]});

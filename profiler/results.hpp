@@ -16,6 +16,10 @@ struct LevelData {
   std::vector<double> steps;        // per protocol switch: the largest size below it
   std::vector<bool> located;        // per switch: found by bisection
   std::optional<OverlapSample> overlap;  // who must be in MPI for the bytes to move
+  // The largest message a blocking send delivers without its receive (the
+  // MPI's eager limit, bisected to the byte); 0: every size measured went
+  // so; -1: not measured.
+  double eager_limit = -1;
 };
 
 // Time of k messages in flight at once (or of j pairs at once), for k = 1, 2, 4, ...

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "coll/algorithms.hpp"
@@ -53,10 +54,16 @@ std::vector<OmpiAlg> ompi_algorithms(int knomial_radix) {
   };
 }
 
-bool runs(const OmpiAlg& a, const SweepRow& row, int p) {
+// `baselines`: whether the sweep simulated the baseline rows, which are
+// Open MPI's own code, in its order (receives_first()); then the family's
+// row at the radix, gencoll's order, does not stand for it.
+bool runs(const OmpiAlg& a, const SweepRow& row, int p, bool baselines) {
   if (row.point.coll != a.coll || !row.error.empty()) return false;
   if (a.pow2_only && (p & (p - 1)) != 0) return false;
-  if (row.point.alg == a.baseline && a.baseline != a.family) return true;
+  if (a.baseline != a.family) {
+    if (row.point.alg == a.baseline) return true;
+    if (baselines) return false;
+  }
   return row.point.alg == a.family && row.radix == effective_radix(a.family, p, a.k == 0 ? p : a.k);
 }
 
@@ -72,11 +79,13 @@ OmpiRules ompi_rules(const std::vector<std::pair<int, SweepRow>>& rows, int knom
   const std::vector<OmpiAlg> algs = ompi_algorithms(knomial_radix);
   // (collective, p) -> size -> fastest Open MPI algorithm there.
   std::map<std::pair<int, int>, std::map<std::uint64_t, Rule>> best;
+  std::set<std::pair<int, Algorithm>> swept;  // (p, algorithm) with rows
+  for (const auto& [p, row] : rows) swept.emplace(p, row.point.alg);
   for (const auto& [p, row] : rows) {
     const int id = ompi_coll_id(row.point.coll);
     if (id < 0 || row.point.node_size > 0) continue;  // coll/tuned has no node-aware composition
     for (const OmpiAlg& a : algs) {
-      if (!runs(a, row, p)) continue;
+      if (!runs(a, row, p, swept.count({p, a.baseline}) > 0)) continue;
       const std::uint64_t bytes =
           row.point.coll == Collective::allgather ? row.point.bytes * static_cast<std::uint64_t>(p) : row.point.bytes;
       auto [it, fresh] = best[{id, p}].try_emplace(bytes, Rule{bytes, &a, row.time});

@@ -83,14 +83,16 @@ namespace {
 // fixed-radix baselines are their generalized algorithm at one radix (binomial
 // is k-nomial with k = 2, recursive doubling is recursive multiplying with
 // k = 2, ring is k-ring with k = p), and coll/ reads the radix only through
-// effective_radix(). Points with equal keys simulate the same schedules.
+// effective_radix(). Points with equal keys simulate the same schedules. A
+// baseline is still simulated apart from its family: the MPI library runs it
+// as its own code, receives posted first and whole exchanges waited for.
 struct ScheduleKey {
   Collective coll;
   Algorithm family;
   int radix;
   std::uint64_t count;
   int node_size;
-  bool receive_first;  // an MPI library's order (receives_first()): simulated apart where it matters
+  bool receive_first;  // an MPI library's own code (receives_first()): its order and waits
   bool operator<(const ScheduleKey& o) const {
     return std::tie(coll, family, radix, count, node_size, receive_first) <
            std::tie(o.coll, o.family, o.radix, o.count, o.node_size, o.receive_first);
@@ -124,17 +126,13 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
   const auto count_of = [&](const SweepPoint& pt) { return std::max<std::uint64_t>(1, pt.bytes / opt.elem_bytes); };
 
   // Simulate each distinct schedule once; the other points copy its row.
-  // The order of an exchange's posts changes a time only where a level's
-  // rendezvous answer travels in band.
-  const bool in_band = std::any_of(m.levels.begin(), m.levels.end(),
-                                   [](const Level& l) { return l.handshake == Handshake::in_band; });
   std::map<ScheduleKey, std::size_t> first;
   std::vector<std::vector<std::size_t>> copies(points.size());
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& pt = points[i];
     const ScheduleKey key{pt.coll,        family(pt.alg), point_radix(pt, p), count_of(pt), pt.node_size,
-                          in_band && receives_first(pt.alg)};
+                          receives_first(pt.alg)};
     const auto [it, fresh] = first.emplace(key, i);
     if (fresh) todo.push_back(i);
     else copies[it->second].push_back(i);

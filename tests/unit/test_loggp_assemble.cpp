@@ -119,11 +119,14 @@ TEST_CASE("reports and results survive their encodings", "[loggp][assemble]") {
   CHECK(e.steps == d.steps);
   CHECK(e.located == d.located);
   CHECK_FALSE(e.overlap);
+  CHECK(e.eager_limit == -1);
   d.overlap = OverlapSample{1 << 20, 1e-3, 1e-3, 2e-3, 1.05e-3};
+  d.eager_limit = 8256;
   const LevelData f = decode_level(encode(d));
   REQUIRE(f.overlap);
   CHECK(f.overlap->receiver_busy == 2e-3);
   CHECK(f.overlap->sender_busy == 1.05e-3);
+  CHECK(f.eager_limit == 8256);
   CHECK_THROWS_AS(decode_level({3, 0, 1}), std::runtime_error);
   const ConcurrencySeries s{{1, 2}, {1e-3, 1.5e-3}};
   CHECK(decode_series(encode(s)).seconds == s.seconds);
@@ -138,6 +141,19 @@ TEST_CASE("sizes whose median lies far above their fastest repetition are report
   REQUIRE_FALSE(in.levels[0].fit.notes.empty());
   CHECK_THAT(in.levels[0].fit.notes[0], Catch::Contains("1 of 21 sizes") && Catch::Contains("(16 B)"));
   CHECK(in.levels[1].fit.notes.empty());
+}
+
+TEST_CASE("the rendezvous size asked of the MPI wins over the fit's last switch", "[loggp][assemble]") {
+  RunRecord run = two_hosts();
+  run.levels[1].eager_limit = 8256;
+  const auto profile = build_profile(assemble_profile(run));
+  CHECK(profile["levels"][1]["rendezvous_above"] == 8256);
+  CHECK_THAT(profile["levels"][1]["source"].get<std::string>(),
+             Catch::Contains("a blocking send of 8257 B waited for its receive, posted 2 ms late, one of 8256 B did not"));
+  run.levels[1].eager_limit = 0;  // every size went eagerly
+  const auto eager = build_profile(assemble_profile(run));
+  CHECK_FALSE(eager["levels"][1].contains("rendezvous_above"));
+  CHECK_THAT(eager["levels"][1]["source"].get<std::string>(), Catch::Contains("no size measured waited"));
 }
 
 // Measured on 4 emulated hosts at 100 Mbit/s (selection/PROFILES.md): MPICH's

@@ -204,6 +204,12 @@ TEST_CASE("a kept profile is refitted from its per-size medians, the rest left a
   CHECK(table[0]["G_ns_per_byte"].get<double>() == Approx(8.0).epsilon(0.2));
   CHECK_THAT(sys["source"].get<std::string>(), Catch::Contains("refitted") && Catch::Contains("as measured: measured"));
 
+  // A rendezvous size asked of the MPI (its source says so) is not the fit's to move.
+  nlohmann::ordered_json asked = old;
+  asked["levels"][1]["rendezvous_above"] = 8256;
+  asked["levels"][1]["source"] = "measured; rendezvous_above asked of the MPI: a blocking send of 8257 B waited";
+  CHECK(refit_profile(asked, csv)["levels"][1]["rendezvous_above"] == 8256);
+
   CHECK_THROWS_WITH(refit_profile(old, "level,bytes\nsystem,1\n"), Catch::Contains("no column \"n\""));
   CHECK_THROWS_WITH(refit_profile(old, csv.substr(0, csv.find('\n') + 1) + "system,1,6,x,1,2,3,4,5,6,7\n"),
                     Catch::Contains("line 2") && Catch::Contains("delay_us"));

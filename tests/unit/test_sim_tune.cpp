@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "selection/ompi_rules.hpp"
 #include "selection/tune.hpp"
 
 using namespace gencoll;
@@ -234,4 +235,31 @@ TEST_CASE("where MPICH's smp bcast composes", "[tune][smp]") {
   CHECK(mpich_smp_composes(Collective::allreduce, 12, 64u << 20));
   CHECK(mpich_smp_composes(Collective::reduce, 12, 64u << 20));
   CHECK_FALSE(mpich_smp_composes(Collective::allgather, 12, 8));
+}
+
+// Open MPI runs recursive doubling as its own code (each step's receive
+// first): where the sweep simulated that baseline apart from recursive
+// multiplying k = 2, its row is what the rules file weighs, not the family's.
+TEST_CASE("Open MPI's rules weigh a baseline's own row, not its family's", "[tune][ompi]") {
+  const auto row = [](Algorithm a, int radix, double time) {
+    SweepRow r;
+    r.point.coll = Collective::allreduce;
+    r.point.alg = a;
+    r.point.k = radix;
+    r.point.bytes = 1 << 20;
+    r.radix = radix;
+    r.time = time;
+    return std::pair<int, SweepRow>{4, r};
+  };
+  const auto chosen = [](const std::vector<std::pair<int, SweepRow>>& rows) {
+    const std::string table = ompi_rules(rows, 4).table;
+    return table.substr(table.find("| allreduce"));
+  };
+  // Recursive doubling's family row fastest, its own row slowest, the ring between.
+  std::vector<std::pair<int, SweepRow>> rows = {row(Algorithm::recursive_multiplying, 2, 1e-3),
+                                                row(Algorithm::recursive_doubling, 2, 3e-3),
+                                                row(Algorithm::kring, 4, 2e-3)};
+  CHECK_THAT(chosen(rows), Catch::Contains("(ring) | 2000 us") && !Catch::Contains("recursive_doubling"));
+  rows.erase(rows.begin() + 1);  // no baseline row: the family's stands for it
+  CHECK_THAT(chosen(rows), Catch::Contains("(recursive_doubling) | 1000 us"));
 }
