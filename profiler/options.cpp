@@ -17,7 +17,10 @@ and node as hwloc reports each rank's binding, and across hosts
 (MPI_Get_processor_name). Writes a machine profile for gencoll-sim and
 gencoll-tune (selection/PROFILES.md), size-dependent ("table") where the data
 show protocol switches, with the local reduce/copy/permute costs and the
-device radix measured on this machine. Needs at least 2 ranks; bind them
+device radix measured on this machine, each level's rendezvous size asked
+of the MPI (where a blocking send starts to wait for a late receive) and,
+across 4 hosts or more, whether the last level answers a rendezvous behind
+its own bytes (handshake). Needs at least 2 ranks; bind them
 (e.g. mpiexec -bind-to core) so that the socket and NUMA levels are real
 and each level's progress is measured (a pair sharing CPUs gets none).
 
