@@ -37,7 +37,9 @@ void post_receives_with_sends(Schedule& s);
 
 // An MPI library's blocking sendrecv (MPIC_Sendrecv in MPICH's own
 // algorithms) returns when both halves of an exchange are done: every step
-// that waits for an exchange's receive is made to wait for its send too. The
+// that waits for an exchange's receive is made to wait for its send too.
+// Exchanges with one peer only (post_receives_with_sends()'s pairs): a
+// ring's sendrecv to one side and from the other is not one. The
 // simulator applies it to the schedules it runs for those algorithms
 // (SimOptions::receive_first), where a send can still be moving when its
 // receive is done (its partner's message went first).

@@ -65,7 +65,7 @@ double serial_fraction(double alone, double work, double both);
 std::string progress_of(const OverlapSample& s);
 
 // Recursive doubling among one rank on each of `hosts` hosts, each step an
-// exchange of `bytes`: the slowest rank's median call with each step's
+// exchange of `bytes`: the slowest rank's call (--quantile of its calls) with each step's
 // receive posted first (MPI_Sendrecv's order, an MPI library's own
 // algorithms) and with its send first (gencoll's). Gives the level's
 // `handshake` (selection/PROFILES.md).

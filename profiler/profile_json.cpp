@@ -154,7 +154,10 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
       j["source"] = j["source"].get<std::string>() + text;
     }
     if (const auto& x = lv.order) {
-      j["handshake"] = handshake_of(*x);
+      // Exchanges that went eagerly (at or below the level's asked eager
+      // limit) have no answer to wait for: they say nothing either way.
+      const bool eager = params[i]->eager_limit == 0 || x->bytes <= params[i]->eager_limit;
+      if (x->send_first > 0 && !eager) j["handshake"] = handshake_of(*x);
       char text[480];
       std::snprintf(text, sizeof text,
                     "; handshake from recursive doubling among the first ranks of %d hosts, exchanges of %.0f B, calls "
@@ -164,6 +167,9 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
                     x->hosts, x->bytes, x->receive_first * 1e6, x->send_first * 1e6,
                     x->send_first > 0 ? x->receive_first / x->send_first : 0.0);
       j["source"] = j["source"].get<std::string>() + text;
+      if (!j.contains("handshake"))
+        j["source"] = j["source"].get<std::string>() +
+                      " (no claim: the exchanges went eagerly, or nothing was timed; the level's messages stay out of band)";
     }
     levels.push_back(j);
   }
@@ -260,7 +266,6 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
     const std::string was = level.value("source", "");
     // A rendezvous size asked of the MPI stays as it was measured.
     const bool asked = was.find(kEagerProbe) != std::string::npos;
-
     if (level.contains("rendezvous_above") && !fit.steps.empty()) {
       const double at = level["rendezvous_above"].get<double>();
       for (std::size_t i = fit.steps.size(); i-- > 0;)

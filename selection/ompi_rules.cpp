@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "coll/algorithms.hpp"
 
@@ -79,13 +80,14 @@ OmpiRules ompi_rules(const std::vector<std::pair<int, SweepRow>>& rows, int knom
   const std::vector<OmpiAlg> algs = ompi_algorithms(knomial_radix);
   // (collective, p) -> size -> fastest Open MPI algorithm there.
   std::map<std::pair<int, int>, std::map<std::uint64_t, Rule>> best;
-  std::set<std::pair<int, Algorithm>> swept;  // (p, algorithm) with rows
-  for (const auto& [p, row] : rows) swept.emplace(p, row.point.alg);
+  std::set<std::tuple<int, Collective, Algorithm>> swept;  // flat rows simulated without error
+  for (const auto& [p, row] : rows)
+    if (row.error.empty() && row.point.node_size == 0) swept.emplace(p, row.point.coll, row.point.alg);
   for (const auto& [p, row] : rows) {
     const int id = ompi_coll_id(row.point.coll);
     if (id < 0 || row.point.node_size > 0) continue;  // coll/tuned has no node-aware composition
     for (const OmpiAlg& a : algs) {
-      if (!runs(a, row, p, swept.count({p, a.baseline}) > 0)) continue;
+      if (!runs(a, row, p, swept.count({p, a.coll, a.baseline}) > 0)) continue;
       const std::uint64_t bytes =
           row.point.coll == Collective::allgather ? row.point.bytes * static_cast<std::uint64_t>(p) : row.point.bytes;
       auto [it, fresh] = best[{id, p}].try_emplace(bytes, Rule{bytes, &a, row.time});

@@ -361,9 +361,11 @@ class Engine {
   // the sender is moving, the answer arrives one handshake after that
   // message's last byte has left (measured: an exchange whose second message
   // starts 0.1-3 ms after the first takes 1.9-2.06x one message, one started
-  // together 1.00x; selection/PROFILES.md). Checked when the answer is
-  // decided, not when it is sent a handshake later: a message of the
-  // receiver's that starts in between does not hold it.
+  // together 1.00x; selection/PROFILES.md). Checked when the engine handles
+  // the send or the receive's posting, up to o_s and a handshake before the
+  // answer: a message of the receiver's that starts in between does not hold
+  // it. One message per stream is remembered (the latest): schedules send one
+  // message at a time to a peer.
   //
   // Receive-first exchanges (SimOptions::receive_first: an MPI library's
   // sendrecv) whose partners are apart: a symmetric schedule keeps every pair
@@ -698,7 +700,8 @@ SimResult simulate_into(const Machine& m, const CollParams& params, const SimOpt
   SimWorkspace::Buffers& b = ws.buffers();
   b.rp.clear();
   SimOptions o = opt;
-  o.receive_first = opt.receive_first || receives_first(params.alg);
+  // A composition's leaders run the family's schedule (the tuner writes it so).
+  o.receive_first = opt.receive_first || (params.node_size == 0 && receives_first(params.alg));
   for (int r = 0; r < params.p; ++r) {
     Schedule s = generate(rank_params(m, opt, params, r));
     if (o.receive_first) wait_as_sendrecv(s);

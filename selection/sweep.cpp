@@ -132,7 +132,7 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
   for (std::size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& pt = points[i];
     const ScheduleKey key{pt.coll,        family(pt.alg), point_radix(pt, p), count_of(pt), pt.node_size,
-                          receives_first(pt.alg)};
+                          pt.node_size == 0 && receives_first(pt.alg)};
     const auto [it, fresh] = first.emplace(key, i);
     if (fresh) todo.push_back(i);
     else copies[it->second].push_back(i);

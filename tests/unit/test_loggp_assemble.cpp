@@ -178,6 +178,11 @@ TEST_CASE("receive-first against send-first exchanges becomes the last level's h
   const auto m = gencoll::sim::parse_machine(profile.dump(), "run.json");
   CHECK(m.levels[1].handshake == gencoll::sim::Handshake::in_band);
   CHECK(m.levels[0].handshake == gencoll::sim::Handshake::out_of_band);
+  // Exchanges no larger than the level's eager limit had no answer to wait for.
+  run.levels[1].eager_limit = 262144;
+  const auto eager = build_profile(assemble_profile(run));
+  CHECK_FALSE(eager["levels"][1].contains("handshake"));
+  CHECK_THAT(eager["levels"][1]["source"].get<std::string>(), Catch::Contains("no claim: the exchanges went eagerly"));
 }
 
 // Measured with nic_share overlap and by the profiler (selection/PROFILES.md):

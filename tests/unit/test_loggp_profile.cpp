@@ -206,9 +206,11 @@ TEST_CASE("a kept profile is refitted from its per-size medians, the rest left a
 
   // A rendezvous size asked of the MPI (its source says so) is not the fit's to move.
   nlohmann::ordered_json asked = old;
-  asked["levels"][1]["rendezvous_above"] = 8256;
-  asked["levels"][1]["source"] = "measured; rendezvous_above asked of the MPI: a blocking send of 8257 B waited";
-  CHECK(refit_profile(asked, csv)["levels"][1]["rendezvous_above"] == 8256);
+  asked["levels"][1]["rendezvous_above"] = 100000;  // in no gap of the fit: the fit would say 4096..16384
+  asked["levels"][1]["source"] = "measured; rendezvous_above asked of the MPI: a blocking send of 100001 B waited";
+  CHECK(refit_profile(asked, csv)["levels"][1]["rendezvous_above"] == 100000);
+  asked["levels"][1]["source"] = "measured";
+  CHECK(refit_profile(asked, csv)["levels"][1]["rendezvous_above"] < 16384);
 
   CHECK_THROWS_WITH(refit_profile(old, "level,bytes\nsystem,1\n"), Catch::Contains("no column \"n\""));
   CHECK_THROWS_WITH(refit_profile(old, csv.substr(0, csv.find('\n') + 1) + "system,1,6,x,1,2,3,4,5,6,7\n"),
