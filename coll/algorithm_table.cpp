@@ -110,7 +110,9 @@ bool in_module(Algorithm a) { return info(info(a).family).abi >= 0; }
 
 bool in_module(Collective c, Algorithm a) { return module_collective(c) && supports(c, a) && in_module(a); }
 
-bool receives_first(Algorithm a) { return info(a).family != a; }
+bool is_baseline(Algorithm a) { return info(a).family != a; }
+
+bool flat_baseline(Algorithm a, int node_size) { return node_size == 0 && is_baseline(a); }
 
 const AlgorithmInfo* info_for_abi(int abi) {
   if (abi < 0) return nullptr;

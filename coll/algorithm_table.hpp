@@ -59,13 +59,17 @@ bool module_collective(Collective c);
 // may name, since both bindings read it.
 bool in_module(Algorithm a);
 bool in_module(Collective c, Algorithm a);
-// Whether an MPI library's own code runs the algorithm where a user names it:
-// the fixed-radix baselines (MPICH keeps its own under their names; Open
-// MPI's coll/tuned has its own), which post each step's receive before its
-// send (MPICH's MPIC_Sendrecv, Open MPI's ompi_coll_base_sendrecv), where
-// gencoll's schedules post the send first (coll/exchanges.hpp). The
-// simulator models the difference (SimOptions::receive_first).
-bool receives_first(Algorithm a);
+// The fixed-radix baselines: one radix of another algorithm, their family.
+bool is_baseline(Algorithm a);
+// A baseline outside a node-aware composition (node_size as in CollParams):
+// what an MPI library runs as its own code where a user names it (MPICH
+// keeps its own under those names, Open MPI's coll/tuned has its own; a
+// composition's leaders run the family's schedule, which the tuner writes).
+// That code posts each step's receive before its send (MPICH's
+// MPIC_Sendrecv, Open MPI's ompi_coll_base_sendrecv), where gencoll's
+// schedules post the send first (coll/exchanges.hpp); the simulator models
+// the difference (SimOptions::receive_first).
+bool flat_baseline(Algorithm a, int node_size);
 // The algorithm with this MPICH ABI number, or nullptr.
 const AlgorithmInfo* info_for_abi(int abi);
 // nullptr where gencoll has no such schedule.

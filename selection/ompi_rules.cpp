@@ -56,7 +56,7 @@ std::vector<OmpiAlg> ompi_algorithms(int knomial_radix) {
 }
 
 // `baselines`: whether the sweep simulated the baseline rows, which are
-// Open MPI's own code, in its order (receives_first()); then the family's
+// Open MPI's own code, in its order (flat_baseline()); then the family's
 // row at the radix, gencoll's order, does not stand for it.
 bool runs(const OmpiAlg& a, const SweepRow& row, int p, bool baselines) {
   if (row.point.coll != a.coll || !row.error.empty()) return false;

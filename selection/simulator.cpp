@@ -379,7 +379,7 @@ class Engine {
   // sender is already answered (not yet moving) waits behind it too, unless
   // both were released by the partner (apart()).
   void start_bytes(std::uint32_t i, double t) {
-    if (in_band_ && m_.levels[ops_[i].level].handshake == Handshake::in_band) {
+    if (in_band(i)) {
       const std::uint32_t from = ops_[i].rank, to = ops_[ops_[i].partner].rank;
       std::uint32_t behind = kNone;
       if (const auto f = flowing_.find(stream(to, from)); f != flowing_.end()) behind = f->second;
@@ -389,15 +389,25 @@ class Engine {
         waiting_.push_back(Waiting{behind, i, t});
         return;
       }
-      answered_[stream(from, to)] = i;
     }
+    answer(i, t);
+  }
+  // Rendezvous send i's answer is decided: its bytes start at t.
+  void answer(std::uint32_t i, double t) {
+    if (in_band(i)) answered_[way(i)] = i;
     push(t, kNic, i | kNicStart);
   }
+  // Whether send i's level answers in band.
+  bool in_band(std::uint32_t i) const {
+    return in_band_ && m_.levels[ops_[i].level].handshake == Handshake::in_band;
+  }
   static std::uint64_t stream(std::uint32_t from, std::uint32_t to) { return std::uint64_t{from} << 32 | to; }
+  // The stream send i travels on.
+  std::uint64_t way(std::uint32_t i) const { return stream(ops_[i].rank, ops_[ops_[i].partner].rank); }
   // Whether sends i and j (the two ways between two ranks) belong to partners
   // that are apart: not both released by the other (receive-first schedules only).
   bool apart(std::uint32_t i, std::uint32_t j) const {
-    if (!receive_first_) return false;
+    if (!tracks_releases_) return false;
     return released_[i] != ops_[j].rank + 1 || released_[j] != ops_[i].rank + 1;
   }
   // Who released op s (its last dependency to finish was op i): the peer of a
@@ -420,22 +430,19 @@ class Engine {
   }
   // NIC message i started (`moving`) or its last byte left at t.
   void in_band_moving(std::uint32_t i) {
-    if (m_.levels[ops_[i].level].handshake == Handshake::in_band)
-      flowing_[stream(ops_[i].rank, ops_[ops_[i].partner].rank)] = i;
+    if (in_band(i)) flowing_[way(i)] = i;
   }
   void in_band_left(std::uint32_t i, double t) {
-    const std::uint64_t key = stream(ops_[i].rank, ops_[ops_[i].partner].rank);
+    const std::uint64_t key = way(i);
     if (const auto it = flowing_.find(key); it != flowing_.end() && it->second == i) flowing_.erase(it);
     if (const auto it = answered_.find(key); it != answered_.end() && it->second == i) answered_.erase(it);
     std::size_t kept = 0;
     for (std::size_t n = 0; n < waiting_.size(); ++n) {
       const Waiting w = waiting_[n];
-      if (w.behind == i) {
-        answered_[stream(ops_[w.send].rank, ops_[ops_[w.send].partner].rank)] = w.send;
-        push(std::max(w.t, t + handshake_[ops_[w.send].level]), kNic, w.send | kNicStart);
-      } else {
+      if (w.behind == i)
+        answer(w.send, std::max(w.t, t + handshake_[ops_[w.send].level]));
+      else
         waiting_[kept++] = w;
-      }
     }
     waiting_.resize(kept);
   }
@@ -700,8 +707,7 @@ SimResult simulate_into(const Machine& m, const CollParams& params, const SimOpt
   SimWorkspace::Buffers& b = ws.buffers();
   b.rp.clear();
   SimOptions o = opt;
-  // A composition's leaders run the family's schedule (the tuner writes it so).
-  o.receive_first = opt.receive_first || (params.node_size == 0 && receives_first(params.alg));
+  o.receive_first = opt.receive_first || flat_baseline(params.alg, params.node_size);
   for (int r = 0; r < params.p; ++r) {
     Schedule s = generate(rank_params(m, opt, params, r));
     if (o.receive_first) wait_as_sendrecv(s);

@@ -24,9 +24,10 @@ struct SimOptions {
   // ompi_coll_base_sendrecv); gencoll's schedules post the send first
   // (coll/exchanges.hpp). Matters only on levels whose rendezvous answer
   // travels in band (Level::handshake). simulate(Machine, CollParams, ...)
-  // sets it for the fixed-radix baselines outside compositions (receives_first()) and makes their
-  // steps wait for whole exchanges (wait_as_sendrecv()); a caller of
-  // simulate(Machine, schedules, ...) applies that to its schedules itself.
+  // sets it for the fixed-radix baselines outside compositions
+  // (flat_baseline()) and makes their steps wait for whole exchanges
+  // (wait_as_sendrecv()); a caller of simulate(Machine, schedules, ...)
+  // applies that to its schedules itself.
   bool receive_first = false;
 };
 

@@ -92,7 +92,7 @@ struct ScheduleKey {
   int radix;
   std::uint64_t count;
   int node_size;
-  bool receive_first;  // an MPI library's own code (receives_first()): its order and waits
+  bool receive_first;  // an MPI library's own code (flat_baseline()): its order and waits
   bool operator<(const ScheduleKey& o) const {
     return std::tie(coll, family, radix, count, node_size, receive_first) <
            std::tie(o.coll, o.family, o.radix, o.count, o.node_size, o.receive_first);
@@ -132,7 +132,7 @@ std::vector<SweepRow> run_sweep(const Machine& m, int p, const std::vector<Sweep
   for (std::size_t i = 0; i < points.size(); ++i) {
     const SweepPoint& pt = points[i];
     const ScheduleKey key{pt.coll,        family(pt.alg), point_radix(pt, p), count_of(pt), pt.node_size,
-                          pt.node_size == 0 && receives_first(pt.alg)};
+                          flat_baseline(pt.alg, pt.node_size)};
     const auto [it, fresh] = first.emplace(key, i);
     if (fresh) todo.push_back(i);
     else copies[it->second].push_back(i);

@@ -17,7 +17,6 @@ namespace {
 
 constexpr double kTieTolerance = 0.01;
 
-bool is_baseline(Algorithm a) { return info(a).family != a; }
 
 // What a tuned file may name: algorithms both bindings run (the MPICH module
 // registers only some of the table's; the others are simulated and benched,
@@ -193,8 +192,8 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
         // sweep order: differences that small are noise, a generalized algorithm
         // should be chosen for a real predicted gain, and flipping between
         // equals fragments the file.
-        const auto flat_baseline = [](const SweepRow& r) { return r.point.node_size == 0 && is_baseline(r.point.alg); };
-        std::stable_partition(cands.begin(), cands.end(), [&](const SweepRow* r) { return flat_baseline(*r); });
+        const auto baseline_row = [](const SweepRow& r) { return flat_baseline(r.point.alg, r.point.node_size); };
+        std::stable_partition(cands.begin(), cands.end(), [&](const SweepRow* r) { return baseline_row(*r); });
         const auto pick = [&](auto&& eligible) -> const SweepRow* {
           double best = std::numeric_limits<double>::infinity();
           for (const SweepRow* r : cands)
@@ -209,7 +208,7 @@ TuneOutput tune(const Machine& m, const TuneRequest& req, const std::function<vo
           prm.node_size = r.point.node_size;
           return !needs_commutative(prm);
         });
-        const SweepRow* base = pick(flat_baseline);
+        const SweepRow* base = pick(baseline_row);
         const SweepRow* flat = pick([](const SweepRow& r) { return r.point.node_size == 0; });
         if (const SweepRow* smp = pick([](const SweepRow& r) { return r.point.node_size > 0; }))
           pk.leaders = as_module_choice(smp->point.alg, smp->point.k, t.nodes);
