@@ -7,29 +7,37 @@
 #                  (scripts/build-mpich.sh; without --progress-yield for bound ranks)
 #   --mpi openmpi  through the Open MPI coll component (BUILD/ompi-component)
 #                  against coll/tuned's algorithms
+#   --runs N       N launches (default 1), each pair's order alternating
+#                  between them (gencoll first, then the MPI's own first), and
+#                  per size the median of the runs' ratios: single sizes up
+#                  to a few KiB move between launches by more than the ratios
+#                  in question, and a round's first configuration can pay
+#                  for it at the first size
 #   --emulate N    one rank on each of N emulated hosts (scripts/cluster.sh,
 #                  root), NICs at --rate (default 1gbit): where the network
 #                  decides (Open MPI through its TCP BTL)
 #
 # usage: benchmarks/fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi]
-#                                  [--emulate N [--rate R]]
+#                                  [--runs N] [--emulate N [--rate R]]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--emulate N [--rate R]]"
+usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--runs N] [--emulate N [--rate R]]"
 out=${1:?$usage}
 shift
 cmdline="$out${*:+ $*}"
-np=2 build=$top/build mpi=mpich emulate= rate=1gbit
+np=2 build=$top/build mpi=mpich emulate= rate=1gbit runs=1
 while [ $# -gt 0 ]; do
   case $1 in
     --np) np=${2:?}; shift 2 ;;
     --emulate) emulate=${2:?}; shift 2 ;;
     --rate) rate=${2:?}; shift 2 ;;
+    --runs) runs=${2:?}; shift 2 ;;
     --build) build=${2:?}; shift 2 ;;
     --mpi) mpi=${2:?}; shift 2 ;;
     *) echo "fixed_radix.sh: unknown option '$1' ($usage)" >&2; exit 1 ;;
   esac
 done
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --runs takes a count of launches (1 or more), not '$runs'" >&2; exit 1; }
 binder=()
 if [ -n "$emulate" ]; then
   [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
@@ -77,16 +85,22 @@ source "$top/scripts/machine-info.sh"
   [ -z "$emulate" ] || echo "network: $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   machine_gencoll "$top"
 } > "$out/machine.txt"
-run() {  # COLLECTIVE SWEEP
-  "${launch[@]}" --coll "$1" -m 8:1048576 -i 1000 -x 50 --max-time 0.05 --rounds 7 \
-    --sweep "$2" --csv "$out/$1.csv" > "$out/$1.txt"
+run() {  # RUN COLLECTIVE SWEEP: pairs gencoll,own; even runs put the MPI's own first
+  local sweep=$3
+  (( $1 % 2 == 1 )) || sweep=$(tr ',' '\n' <<< "$3" | paste -d, - - | awk -F, '{printf "%s%s,%s", (NR > 1 ? "," : ""), $2, $1}')
+  "${launch[@]}" --coll "$2" -m 8:1048576 -i 1000 -x 50 --max-time 0.05 --rounds 7 \
+    --sweep "$sweep" --label "$1" --csv "$out/$2.$1.csv" > "$out/$2$( ((runs == 1)) || echo ".$1").txt"
 }
-# k-ring with k = p is the ring.
-run allgather "recursive_multiplying:2,$own:$ag_rd,kring:$np,$own:ring,kbruck:2,$own:$ag_bruck"
-run allreduce "recursive_multiplying:2,$own:recursive_doubling,rabenseifner:2,$own:$ar_rsag"
-run bcast "knomial:2,$own:binomial"
-run reduce "knomial:2,$own:binomial,rabenseifner:2,$own:$red_rsg"
-{ head -n 1 "$out/allgather.csv"
-  for c in allgather allreduce bcast reduce; do tail -n +2 "$out/$c.csv"; done; } > "$out/bench.csv"
-rm -f "$out"/{allgather,allreduce,bcast,reduce}.csv
+for r in $(seq 1 "$runs"); do
+  # k-ring with k = p is the ring.
+  run "$r" allgather "recursive_multiplying:2,$own:$ag_rd,kring:$np,$own:ring,kbruck:2,$own:$ag_bruck"
+  run "$r" allreduce "recursive_multiplying:2,$own:recursive_doubling,rabenseifner:2,$own:$ar_rsag"
+  run "$r" bcast "knomial:2,$own:binomial"
+  run "$r" reduce "knomial:2,$own:binomial,rabenseifner:2,$own:$red_rsg"
+done
+{ head -n 1 "$out/allgather.1.csv"
+  for r in $(seq 1 "$runs"); do
+    for c in allgather allreduce bcast reduce; do tail -n +2 "$out/$c.$r.csv"; done
+  done; } > "$out/bench.csv"
+for r in $(seq 1 "$runs"); do rm -f "$out"/{allgather,allreduce,bcast,reduce}."$r".csv; done
 python3 "$top/benchmarks/fixed_radix.py" "$out/bench.csv" | tee "$out/ratios.md"
