@@ -6,7 +6,7 @@ table per collective: per size, gencoll's median / the MPI's median for each
 pair the CSV holds, and each pair's geometric mean and worst ratio.
 Python standard library only.
 
-usage: fixed_radix.py BENCH.csv [--title TEXT]
+usage: fixed_radix.py BENCH.csv [--title TEXT] [--rate BITS_PER_S]
   BENCH.csv  gencoll-bench --csv output (several runs told apart by the
              label column: each configuration's time at a size is then its
              best over the runs, as gencoll-bench keeps its best round, and
@@ -17,6 +17,10 @@ usage: fixed_radix.py BENCH.csv [--title TEXT]
                        knomial:2,ompi:binomial
              (P the rank count); pairs whose two configurations are both in
              the CSV are reported.
+  --rate R   the link's rate in bit/s (an emulated cluster's NICs): also the
+             geometric mean and worst over the network-bound sizes of each
+             pair, those whose time on one link (bytes / rate) is at least 10x
+             the MPI's own smallest-size latency (the main job's definition)
 """
 import argparse
 import csv
@@ -41,6 +45,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     ap.add_argument("--title", default="")
+    ap.add_argument("--rate", type=float, default=0)
     a = ap.parse_args()
     try:
         with open(a.csv, newline="") as f:
@@ -83,6 +88,7 @@ def main():
         print("| bytes | " + " | ".join("%s / %s" % c for c in cols) + " |")
         print("|---|" + "---|" * len(cols))
         ratios = defaultdict(list)
+        bound = defaultdict(list)  # the network-bound sizes' ratios
         sizes = sorted(set().union(*(set(t[(coll, g)]) & set(t[(coll, o)]) for g, o in cols)))
         for b in sizes:
             cells = []
@@ -91,6 +97,9 @@ def main():
                 if tg and to and min(to.values()) > 0:
                     x = min(tg.values()) / min(to.values())
                     ratios[(g, o)].append(x)
+                    smallest = min(t[(coll, o)])
+                    if a.rate > 0 and b * 8 / a.rate >= 10 * min(t[(coll, o)][smallest].values()) * 1e-6:
+                        bound[(g, o)].append((b, x))
                     cells.append("%.2f" % x)
                 else:
                     cells.append("-")
@@ -99,7 +108,12 @@ def main():
             "%.2f" % math.exp(sum(map(math.log, ratios[c])) / len(ratios[c])) if ratios[c] else "-" for c in cols) + " |")
         print("| worst | " + " | ".join("%.2f" % max(ratios[c]) if ratios[c] else "-" for c in cols) + " |")
         print("| sizes above 1.05 | " + " | ".join(
-            "%d of %d" % (sum(x > 1.05 for x in ratios[c]), len(ratios[c])) for c in cols) + " |\n")
+            "%d of %d" % (sum(x > 1.05 for x in ratios[c]), len(ratios[c])) for c in cols) + " |")
+        if a.rate > 0:
+            print("| network-bound: from, geometric mean, worst | " + " | ".join(
+                "%d B, %.2f, %.2f" % (bound[c][0][0], math.exp(sum(math.log(x) for _, x in bound[c]) / len(bound[c])),
+                                      max(x for _, x in bound[c])) if bound[c] else "none" for c in cols) + " |")
+        print()
     if not found:
         sys.exit("fixed_radix.py: %s holds no pair of gencoll and the MPI's own configuration" % a.csv)
 

@@ -7,31 +7,38 @@
 #                  (scripts/build-mpich.sh; without --progress-yield for bound ranks)
 #   --mpi openmpi  through the Open MPI coll component (BUILD/ompi-component)
 #                  against coll/tuned's algorithms
+#   --preload      gencoll's configurations through the interposition library
+#                  (LD_PRELOAD of BUILD/<mpi>/.libs/libgencoll-pmpi.so, waiting
+#                  by GENCOLL_WAIT_POLICY from the environment, default block)
+#                  instead of the module or the component
 #   --runs N       N launches (default 1), each pair's order alternating
 #                  between them (gencoll first, then the MPI's own first), and
-#                  per size the median of the runs' ratios: single sizes up
-#                  to a few KiB move between launches by more than the ratios
-#                  in question, and a round's first configuration can pay
-#                  for it at the first size
+#                  each configuration's best median over them: a launch on a
+#                  VM can leave one configuration slower at a size up to a
+#                  few KiB through all its rounds
+#   --np N         N ranks (default 2); more than the cores: oversubscribed,
+#                  every waiting rank yielding its core (MPICH's build with
+#                  --progress-yield, Open MPI's mpi_yield_when_idle)
 #   --emulate N    one rank on each of N emulated hosts (scripts/cluster.sh,
 #                  root), NICs at --rate (default 1gbit): where the network
 #                  decides (Open MPI through its TCP BTL)
 #
 # usage: benchmarks/fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi]
-#                                  [--runs N] [--emulate N [--rate R]]
+#                                  [--preload] [--runs N] [--emulate N [--rate R]]
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--runs N] [--emulate N [--rate R]]"
+usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--preload] [--runs N] [--emulate N [--rate R]]"
 out=${1:?$usage}
 shift
 cmdline="$out${*:+ $*}"
-np=2 build=$top/build mpi=mpich emulate= rate=1gbit runs=1
+np=2 build=$top/build mpi=mpich emulate= rate=1gbit runs=1 preload=
 while [ $# -gt 0 ]; do
   case $1 in
     --np) np=${2:?}; shift 2 ;;
     --emulate) emulate=${2:?}; shift 2 ;;
     --rate) rate=${2:?}; shift 2 ;;
     --runs) runs=${2:?}; shift 2 ;;
+    --preload) preload=1; shift ;;
     --build) build=${2:?}; shift 2 ;;
     --mpi) mpi=${2:?}; shift 2 ;;
     *) echo "fixed_radix.sh: unknown option '$1' ($usage)" >&2; exit 1 ;;
@@ -48,12 +55,15 @@ if [ -n "$emulate" ]; then
   # binder (the launchers' binding would put every host's rank on core 0).
   binder=("$(bash "$top/scripts/cluster.sh" binder)")
 fi
+lib=$build/$mpi/.libs/libgencoll-pmpi.so
+[ -z "$preload" ] || [ -f "$lib" ] || { echo "fixed_radix.sh: --preload: no $lib (build gencoll first)" >&2; exit 1; }
 case $mpi in
   mpich)
     [ -f "$build/mpich-prefix" ] || { echo "fixed_radix.sh: no $build/mpich-prefix (run scripts/build-mpich.sh)" >&2; exit 1; }
     prefix=$(cat "$build/mpich-prefix")
     where=(-bind-to core)
     [ -z "$emulate" ] || read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args 1)"
+    [ -z "$preload" ] || where+=(-genv LD_PRELOAD "$lib" -genv GENCOLL_WAIT_POLICY "${GENCOLL_WAIT_POLICY:-block}")
     launch=("$prefix/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$prefix/lib"
             "${binder[@]}" "$build/benchmarks/gencoll-bench.mpich")
     own=mpich ag_rd=recursive_doubling ag_bruck=brucks ar_rsag=reduce_scatter_allgather red_rsg=reduce_scatter_gather ;;
@@ -64,12 +74,18 @@ case $mpi in
     # TCP between emulated hosts; coll/tuned's algorithms switched with its
     # dynamic rules.
     where=(--bind-to core --mca btl self,vader)
+    [ -n "$emulate" ] || [ "$np" -le "$(nproc)" ] || where=(--oversubscribe --bind-to none --mca btl self,vader)
     [ -z "$emulate" ] || read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpirun-args 1) --mca btl self,tcp"
-    # More hosts than cores: waiting ranks leave the core to those that work,
+    # More ranks than cores: waiting ranks leave the core to those that work,
     # as MPICH's progress-yield build does (DESIGN.md, oversubscription).
     [ "$np" -le "$(nproc)" ] || where+=(--mca mpi_yield_when_idle 1)
+    # Through the interposition library the component stays out.
+    if [ -n "$preload" ]; then
+      where+=(-x LD_PRELOAD="$lib" -x GENCOLL_WAIT_POLICY="${GENCOLL_WAIT_POLICY:-block}")
+    else
+      where+=(--mca mca_base_component_path "$(cat "$build/ompi-component/component-path")")
+    fi
     launch=(mpiexec.openmpi --allow-run-as-root "${where[@]}" -n "$np"
-            --mca mca_base_component_path "$(cat "$build/ompi-component/component-path")"
             --mca coll_tuned_use_dynamic_rules 1 "${binder[@]}" "$build/benchmarks/gencoll-bench.openmpi")
     own=ompi ag_rd=recursive_doubling ag_bruck=bruck ar_rsag=rabenseifner red_rsg=rabenseifner ;;
   *) echo "fixed_radix.sh: --mpi takes mpich or openmpi, not '$mpi'" >&2; exit 1 ;;
@@ -82,6 +98,8 @@ source "$top/scripts/machine-info.sh"
   echo "command: benchmarks/fixed_radix.sh $cmdline"
   machine_platform
   echo "mpi: $mpi ($([ "$mpi" = mpich ] && echo "$prefix" || command -v mpiexec.openmpi))"
+  echo "gencoll through: $([ -n "$preload" ] && echo "the interposition library, GENCOLL_WAIT_POLICY=${GENCOLL_WAIT_POLICY:-block}" ||
+    { [ "$mpi" = mpich ] && echo "the MPICH module" || echo "the Open MPI component"; }); $np ranks on $(nproc) cores"
   [ -z "$emulate" ] || echo "network: $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   machine_gencoll "$top"
 } > "$out/machine.txt"
@@ -103,4 +121,13 @@ done
     for c in allgather allreduce bcast reduce; do tail -n +2 "$out/$c.$r.csv"; done
   done; } > "$out/bench.csv"
 for r in $(seq 1 "$runs"); do rm -f "$out"/{allgather,allreduce,bcast,reduce}."$r".csv; done
-python3 "$top/benchmarks/fixed_radix.py" "$out/bench.csv" | tee "$out/ratios.md"
+# On an emulated cluster the table also says the network-bound sizes'
+# figures: the NICs' rate from tc's syntax to bit/s.
+rate_args=()
+if [ -n "$emulate" ]; then
+  [[ $rate =~ ^([0-9.]+)([kmgt]?)(bit|bps)$ ]]
+  rate_args=(--rate "$(awk -v n="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
+    m = p == "k" ? 1e3 : p == "m" ? 1e6 : p == "g" ? 1e9 : p == "t" ? 1e12 : 1
+    printf "%.0f", n * m * (u == "bps" ? 8 : 1) }')")
+fi
+python3 "$top/benchmarks/fixed_radix.py" "$out/bench.csv" "${rate_args[@]}" | tee "$out/ratios.md"
