@@ -40,7 +40,10 @@ std::vector<Handle> emit_knomial_gather(ScheduleBuilder& b, const KnomialTree& t
 // first: measured on 4 emulated hosts at 1 Gbit/s, a k = 2 broadcast of
 // 256 KiB-4 MiB took 1.5x MPICH's binomial tree (3 link times instead of 2),
 // which sends one child after the other. An eager send is done when posted,
-// so small messages lose nothing.
+// so small messages lose nothing; where it is not (Open MPI's shared memory
+// finishes a send above 256 B once the peer took it) no link is shared
+// either, and the C runner lets such a chain's sends overlap
+// (src/cabi/gencoll_run.h, gencoll_run_blocked).
 
 // Sends ranges(child) to each child of v, a level at a time, farthest level
 // first (above: why): a level's sends wait for `have`, the next level's for

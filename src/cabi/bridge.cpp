@@ -50,7 +50,7 @@ static_assert(sizeof(Program::Op) == sizeof(gencoll_op) && offsetof(Program::Op,
 static_assert(sizeof(Program::Move) == sizeof(gencoll_move) && offsetof(Program::Move, to) == offsetof(gencoll_move, to),
               "Program::Move is struct gencoll_move");
 static_assert(kLineOp == GENCOLL_LINE_OP && kLineRun == GENCOLL_LINE_RUN && kLinePost == GENCOLL_LINE_POST &&
-                  kLineWait == GENCOLL_LINE_WAIT,
+                  kLineWait == GENCOLL_LINE_WAIT && kLineChain == GENCOLL_LINE_CHAIN,
               "the straight line's entries");
 static_assert(static_cast<int>(OpKind::send) == GENCOLL_OP_SEND && static_cast<int>(OpKind::recv) == GENCOLL_OP_RECV &&
                   static_cast<int>(OpKind::reduce) == GENCOLL_OP_REDUCE &&

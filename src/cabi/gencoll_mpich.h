@@ -135,6 +135,8 @@ struct gencoll_program {
 #define GENCOLL_LINE_RUN 0u             /* a local op, or a message alone (blocking) */
 #define GENCOLL_LINE_POST (1u << 30)    /* a message posted beside other work */
 #define GENCOLL_LINE_WAIT (2u << 30)    /* wait for this posted receive */
+#define GENCOLL_LINE_CHAIN (3u << 30)   /* a send alone whose next entry is a send waiting on it
+                                         * (kLineChain in src/exec/program.hpp) */
 
 /* What gencoll_run.h's runner returns for a program that cannot finish (a
  * dependency cycle: a bug in gencoll); no MPI uses it as an error code. */

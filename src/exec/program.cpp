@@ -153,6 +153,19 @@ std::vector<std::uint32_t> straight_line(const Program& p) {
     recv = kNone;
     finish(r);
   }
+  // A send run alone and followed by a send that waits on it: the pair's
+  // order is a shared link's (kLineChain).
+  const auto is_send = [&](std::uint32_t e) {
+    return (e & ~kLineOp) != kLineWait && p.ops[e & kLineOp].kind == OpKind::send;
+  };
+  for (std::size_t j = 0; j + 1 < line.size(); ++j) {
+    if ((line[j] & ~kLineOp) != kLineRun || !is_send(line[j]) || !is_send(line[j + 1])) continue;
+    const Program::Op& o = p.ops[line[j] & kLineOp];
+    const auto next = line[j + 1] & kLineOp;
+    if (std::find(p.succ.begin() + o.succ_begin, p.succ.begin() + o.succ_begin + o.succ_count, next) !=
+        p.succ.begin() + o.succ_begin + o.succ_count)
+      line[j] = kLineChain | (line[j] & kLineOp);
+  }
   return line;
 }
 

@@ -69,7 +69,7 @@ struct Program {
   // posts beside other work finishes as it is posted (an eager message) and
   // it waits for one receive at a time, worked out here so that a call keeps
   // no dependency counters or ready list. Each entry is an op and what the
-  // runner does with it (kLineRun, kLinePost or kLineWait in the top bits);
+  // runner does with it (kLineRun, kLineChain, kLinePost or kLineWait in the top bits);
   // every op appears once as run or posted, a posted receive once more where
   // the runner waits for it. Empty where the runner would wait for two
   // receives at once (only the run can tell which finishes first). The C
@@ -83,6 +83,12 @@ inline constexpr std::uint32_t kLineOp = (1u << 30) - 1;
 inline constexpr std::uint32_t kLineRun = 0;         // a local op, or a message alone (blocking)
 inline constexpr std::uint32_t kLinePost = 1u << 30;  // a message posted beside other work
 inline constexpr std::uint32_t kLineWait = 2u << 30;  // wait for this posted receive
+// A send alone (run as kLineRun) whose next entry is a send that waits on it:
+// that order is for a link the two share (a k-nomial parent serves its
+// children a level at a time, farthest first), and carries no data. A glue
+// whose peers are reached through no shared link may post it beside the next
+// instead (gencoll_run.h, GENCOLL_RUN_NEAR).
+inline constexpr std::uint32_t kLineChain = 3u << 30;
 
 // The straight line of a compiled program (Program::line), computed by
 // running the runner's algorithm on its dependencies alone.

@@ -266,6 +266,15 @@ static void gencoll_run_failed(struct ctx *c, int rc)
     (void) rc;
 }
 
+/* Peers of this node are reached through shared memory, no link another
+ * peer's messages share (gencoll_run.h's GENCOLL_RUN_NEAR). */
+static int gencoll_run_near(struct ctx *c, int peer)
+{
+    const ompi_proc_t *proc = ompi_comm_peer_lookup(c->comm, peer);
+    return OPAL_PROC_ON_LOCAL_NODE(proc->super.proc_flags) ? 1 : 0;
+}
+
+#define GENCOLL_RUN_NEAR 1
 #define GENCOLL_RUN_CTX struct ctx
 #include "src/cabi/gencoll_run.h"
 

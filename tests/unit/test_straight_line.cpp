@@ -6,6 +6,7 @@
 // calls the line exists for must have one.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <vector>
 
 #include "coll/algorithm_table.hpp"
@@ -29,8 +30,9 @@ std::string check_line(const Program& p) {
     const Program::Op& o = p.ops[i];
     for (std::uint32_t e = o.succ_begin; e < o.succ_begin + o.succ_count; ++e) --waiting[p.succ[e]];
   };
-  for (std::uint32_t e : p.line) {
-    const std::uint32_t i = e & kLineOp, what = e & ~kLineOp;
+  for (const std::uint32_t& e : p.line) {
+    const std::uint32_t i = e & kLineOp;
+    std::uint32_t what = e & ~kLineOp;
     if (i >= n) return "an entry names no op";
     const bool message = p.ops[i].kind == OpKind::send || p.ops[i].kind == OpKind::recv;
     if (what == kLineWait) {
@@ -38,6 +40,18 @@ std::string check_line(const Program& p) {
       recv = kNone;
       finish(i);
       continue;
+    }
+    if (what == kLineChain) {
+      // A send run alone whose next entry is a send waiting on it.
+      if (p.ops[i].kind != OpKind::send) return "a chain entry is no send";
+      if (&e == &p.line.back()) return "a chain entry ends the line";
+      const std::uint32_t next = (&e)[1] & kLineOp;
+      const Program::Op& o = p.ops[i];
+      if ((((&e)[1]) & ~kLineOp) == kLineWait || p.ops[next].kind != OpKind::send ||
+          std::find(p.succ.begin() + o.succ_begin, p.succ.begin() + o.succ_begin + o.succ_count, next) ==
+              p.succ.begin() + o.succ_begin + o.succ_count)
+        return "a chain entry's next is no send waiting on it";
+      what = kLineRun;
     }
     if (what != kLineRun && what != kLinePost) return "an entry of no kind";
     if (state[i] != 0) return "an op starts twice";
@@ -112,6 +126,27 @@ TEST_CASE("the fixed-radix algorithms' small calls have a straight line", "[line
     prm.rank = rank;
     CHECK_FALSE(compile(generate(prm)).line.empty());
   }
+}
+
+TEST_CASE("a send alone followed by a send that waits on it is a chain entry", "[line]") {
+  // The root of a binomial bcast of 16: its children a level at a time, the
+  // farthest first; the last send has none after it.
+  const Program root = compile(generate(make_params(Collective::bcast, Algorithm::knomial, 16, 2, 8, 0)));
+  REQUIRE(root.line.size() == 4);
+  for (std::size_t j = 0; j < 4; ++j) {
+    CHECK(root.ops[root.line[j] & kLineOp].peer == 8 >> j);
+    CHECK((root.line[j] & ~kLineOp) == (j < 3 ? kLineChain : kLineRun));
+  }
+  // An inner node: the receive from its parent is no send, so the chain
+  // starts at its first child's send.
+  CollParams prm = make_params(Collective::bcast, Algorithm::knomial, 16, 2, 8, 0);
+  prm.rank = 12;
+  const Program inner = compile(generate(prm));
+  REQUIRE(inner.line.size() == 3);
+  CHECK(inner.line[0] == (kLineRun | 0));
+  CHECK((inner.line[1] & ~kLineOp) == kLineChain);
+  CHECK(inner.ops[inner.line[1] & kLineOp].peer == 14);
+  CHECK((inner.line[2] & ~kLineOp) == kLineRun);
 }
 
 TEST_CASE("a runner that may wait for two receives at once gets no line", "[line]") {
