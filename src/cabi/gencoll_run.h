@@ -174,25 +174,24 @@ static inline size_t gencoll_run_find(const uint32_t *sends, size_t n, uint32_t 
 static GENCOLL_RUN_COLD int gencoll_run_blocked(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t i,
                                                 const uint32_t * sends, size_t nsends)
 {
-#ifdef GENCOLL_RUN_NEAR
-    const int may = p->ops[i].kind == GENCOLL_OP_SEND && gencoll_run_near(c, p->ops[i].peer);
-#else
-    (void) c;
-    const int may = 0;
-#endif
+    int may = -1;               /* whether op i may start beside a send it waits on; -1: not asked yet */
     for (size_t h = 0; h < nsends; h++) {
         const struct gencoll_op *o = &p->ops[sends[h]];
         for (uint32_t e = o->succ_begin; e < o->succ_begin + o->succ_count; e++) {
             if (p->succ[e] != i)
                 continue;
 #ifdef GENCOLL_RUN_NEAR
+            if (may < 0)
+                may = p->ops[i].kind == GENCOLL_OP_SEND && gencoll_run_near(c, p->ops[i].peer);
             if (may && gencoll_run_near(c, o->peer))
                 continue;
+#else
+            (void) c;
+            (void) may;
 #endif
             return 1;
         }
     }
-    (void) may;
     return 0;
 }
 
