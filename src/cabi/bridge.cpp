@@ -18,6 +18,7 @@
 
 #include "coll/algorithm_table.hpp"
 #include "coll/algorithms.hpp"
+#include "src/cabi/program_view.hpp"
 #include "src/core/permutation.hpp"
 #include "src/exec/program.hpp"
 #include "src/exec/schedule_cache.hpp"
@@ -57,23 +58,6 @@ static_assert(static_cast<int>(OpKind::send) == GENCOLL_OP_SEND && static_cast<i
                   static_cast<int>(OpKind::copy) == GENCOLL_OP_COPY && static_cast<int>(OpKind::fold) == GENCOLL_OP_FOLD &&
                   static_cast<int>(OpKind::moves) == GENCOLL_OP_MOVES,
               "enum gencoll_op_kind");
-
-gencoll_program c_view(const Program& p) {
-  gencoll_program v{};
-  v.nops = static_cast<std::uint32_t>(p.ops.size());
-  v.ninitial = static_cast<std::uint32_t>(p.initial.size());
-  v.messages = p.messages;
-  v.ops = reinterpret_cast<const gencoll_op*>(p.ops.data());
-  v.succ = p.succ.data();
-  v.pending = p.pending.data();
-  v.initial = p.initial.data();
-  v.operands = reinterpret_cast<const gencoll_range*>(p.operands.data());
-  v.moves = reinterpret_cast<const gencoll_move*>(p.moves.data());
-  v.tmp_count = p.tmp_count;
-  v.nline = static_cast<std::uint32_t>(p.line.size());
-  v.line = p.line.data();
-  return v;
-}
 
 // gencoll_mpich_run's transport: the callback table of a glue that does not
 // run programs itself (and the tests of the C boundary), under the runner

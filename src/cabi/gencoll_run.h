@@ -161,16 +161,41 @@ static inline size_t gencoll_run_find(const uint32_t *sends, size_t n, uint32_t 
     return h;
 }
 
+#ifdef GENCOLL_RUN_NEAR
+/* Whether every op after op i (its successors, theirs, ...) is a send, as
+ * far as *budget visits reach (0 beyond). Nothing after i then writes a
+ * buffer, so i starting beside a send it waits on leaves no op after both
+ * that would have waited for that send through i. */
+static GENCOLL_RUN_COLD int gencoll_run_sends_after(const struct gencoll_program *p, uint32_t i, int *budget)
+{
+    const struct gencoll_op *o = &p->ops[i];
+    for (uint32_t e = o->succ_begin; e < o->succ_begin + o->succ_count; e++) {
+        const uint32_t m = p->succ[e];
+        if (p->ops[m].kind != GENCOLL_OP_SEND || --*budget < 0 || !gencoll_run_sends_after(p, m, budget))
+            return 0;
+    }
+    return 1;
+}
+
+/* Whether send op i may start beside sends it waits on (gencoll_run_blocked). */
+static GENCOLL_RUN_COLD int gencoll_run_may_overlap(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t i)
+{
+    int budget = 64;
+    return p->ops[i].kind == GENCOLL_OP_SEND && gencoll_run_near(c, p->ops[i].peer) &&
+        gencoll_run_sends_after(p, i, &budget);
+}
+#endif
+
 /* Whether op i may not start yet with the sends in flight: it waits on one.
  * Where the glue says (GENCOLL_RUN_NEAR), a send waiting only on sends, every
- * one of them to a peer as near as its own, may: an edge from a send to a
- * send carries no data, it orders the two for a link they share (a k-nomial
- * parent serves its children a level at a time, farthest first, so that the
- * farthest subtree has the link first). Within a node there is no such link,
- * and waiting there costs a peer's pick-up per level where Open MPI's shared
- * memory finishes a send above its inline size only once the peer took it
- * (4 ranks on 2 cores, bcast 512 B-32 KiB: 1.2-1.8x Open MPI's binomial,
- * which posts every child's send at once). */
+ * one of them to a peer as near as its own, may when only sends come after
+ * it: an edge from a send to a send carries no data, it orders the two for a
+ * link they share (a k-nomial parent serves its children a level at a time,
+ * farthest first, so that the farthest subtree has the link first). Within a
+ * node there is no such link, and waiting there costs a peer's pick-up per
+ * level where Open MPI's shared memory finishes a send above its inline size
+ * only once the peer took it (4 ranks on 2 cores, bcast 512 B-32 KiB:
+ * 1.2-1.8x Open MPI's binomial, which posts every child's send at once). */
 static GENCOLL_RUN_COLD int gencoll_run_blocked(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t i,
                                                 const uint32_t * sends, size_t nsends)
 {
@@ -182,7 +207,7 @@ static GENCOLL_RUN_COLD int gencoll_run_blocked(GENCOLL_RUN_CTX * c, const struc
                 continue;
 #ifdef GENCOLL_RUN_NEAR
             if (may < 0)
-                may = p->ops[i].kind == GENCOLL_OP_SEND && gencoll_run_near(c, p->ops[i].peer);
+                may = gencoll_run_may_overlap(c, p, i);
             if (may && gencoll_run_near(c, o->peer))
                 continue;
 #else
@@ -202,7 +227,7 @@ static inline int gencoll_run_chain_alone(GENCOLL_RUN_CTX * c, const struct genc
                                           uint32_t next)
 {
 #ifdef GENCOLL_RUN_NEAR
-    return !(gencoll_run_near(c, p->ops[i].peer) && gencoll_run_near(c, p->ops[next & GENCOLL_LINE_OP].peer));
+    return !(gencoll_run_near(c, p->ops[i].peer) && gencoll_run_may_overlap(c, p, next & GENCOLL_LINE_OP));
 #else
     (void) c;
     (void) p;

@@ -16,6 +16,7 @@
 
 #include "coll/algorithms.hpp"
 #include "src/cabi/gencoll_mpich.h"
+#include "src/cabi/program_view.hpp"
 #include "src/exec/program.hpp"
 
 namespace {
@@ -42,6 +43,10 @@ struct Recorder {
   std::vector<bool> finished;
   int early = 0;
   int early_data = 0;
+  // With `transitive`: ops other than sends that started before an op they
+  // wait on through others had finished (a buffer written under a send).
+  bool transitive = false;
+  int early_write = 0;
   std::vector<int> near;
 
   // The op a local step's range belongs to.
@@ -58,9 +63,33 @@ struct Recorder {
     }
     return program->nops;
   }
+  // Whether op `to` waits on op `from`, directly or through others.
+  bool reaches(std::uint32_t from, std::uint32_t to) const {
+    std::vector<std::uint32_t> stack{from};
+    std::vector<bool> seen(program->nops);
+    while (!stack.empty()) {
+      const gencoll_op& o = program->ops[stack.back()];
+      stack.pop_back();
+      for (std::uint32_t e = o.succ_begin; e < o.succ_begin + o.succ_count; ++e) {
+        const std::uint32_t m = program->succ[e];
+        if (m == to) return true;
+        if (!seen[m]) {
+          seen[m] = true;
+          stack.push_back(m);
+        }
+      }
+    }
+    return false;
+  }
   void start(std::uint32_t i) {
     if (program == nullptr) return;
     finished.resize(program->nops);
+    if (transitive && program->ops[i].kind != GENCOLL_OP_SEND)
+      for (std::uint32_t j = 0; j < program->nops; ++j)
+        if (!finished[j] && j != i && reaches(j, i)) {
+          ++early_write;
+          break;
+        }
     for (std::uint32_t j = 0; j < program->nops; ++j) {
       const gencoll_op& o = program->ops[j];
       for (std::uint32_t e = o.succ_begin; e < o.succ_begin + o.succ_count; ++e)
@@ -467,14 +496,43 @@ TEST_CASE("C runner: sends to near peers leave a chain's order, never a data dep
           r.hold_at = at;
           r.hold_sends = r.release = true;
           r.program = h.p;
+          r.transitive = true;
           CHECK(gencoll_run_program(&r, h.p, h.work, nullptr) == 0);
           CHECK(sorted(r.order) == messages);
           CHECK(r.early_data == 0);
+          CHECK(r.early_write == 0);
           if (near.empty()) CHECK(r.early == 0);
           CHECK(r.held.empty());
           CHECK(consistent(h.p, h.work));
         }
   }
+}
+
+TEST_CASE("C runner: a send overlaps a send it waits on only where nothing but sends come after it") {
+  // Rank 0 of 3 sends A to 2, then A to 1 (an order for a link: no data),
+  // then overwrites A: the copy waits on the first send through the second.
+  // Were the second send to start beside the first, the copy would follow it
+  // and write A under the first send still in flight.
+  gencoll::ScheduleBuilder b(0, 3);
+  const gencoll::Range a{gencoll::Buf::recv, 0, 4}, src{gencoll::Buf::send, 0, 4};
+  const gencoll::Handle far = b.send(2, a);
+  const gencoll::Handle next = b.send(1, a, {far});
+  b.copy(src, a, {next});
+  const gencoll::Program prog = gencoll::compile(std::move(b).finish());
+  REQUIRE(prog.line.size() == 3);
+  REQUIRE((prog.line[0] & ~gencoll::kLineOp) == gencoll::kLineChain);
+  const gencoll_program p = gencoll::c_view(prog);
+  std::vector<std::uint32_t> work(GENCOLL_WORK_WORDS(p.nops), 0);
+  Recorder r;
+  r.near = {1, 2};
+  r.hold_sends = r.release = true;
+  r.program = &p;
+  r.transitive = true;
+  CHECK(gencoll_run_program(&r, &p, work.data(), nullptr) == 0);
+  CHECK(r.order.size() == 2);
+  CHECK(r.early == 0);
+  CHECK(r.early_write == 0);
+  CHECK(r.blocking == 2);
 }
 
 TEST_CASE("C runner: a program of one message alone is named as such, any other is not") {
