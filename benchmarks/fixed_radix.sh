@@ -68,7 +68,7 @@ case $mpi in
             "${binder[@]}" "$build/benchmarks/gencoll-bench.mpich")
     own=mpich ag_rd=recursive_doubling ag_bruck=brucks ar_rsag=reduce_scatter_allgather red_rsg=reduce_scatter_gather ;;
   openmpi)
-    [ -f "$build/ompi-component/component-path" ] ||
+    [ -n "$preload" ] || [ -f "$build/ompi-component/component-path" ] ||
       { echo "fixed_radix.sh: no $build/ompi-component (configure found no Open MPI coll headers)" >&2; exit 1; }
     # Shared memory between the ranks of this node, as Open MPI picks it, or
     # TCP between emulated hosts; coll/tuned's algorithms switched with its
@@ -125,7 +125,8 @@ for r in $(seq 1 "$runs"); do rm -f "$out"/{allgather,allreduce,bcast,reduce}."$
 # figures: the NICs' rate from tc's syntax to bit/s.
 rate_args=()
 if [ -n "$emulate" ]; then
-  [[ $rate =~ ^([0-9.]+)([kmgt]?)(bit|bps)$ ]]
+  [[ $rate =~ ^([0-9.]+)([kmgt]?)(bit|bps)$ ]] ||
+    { echo "fixed_radix.sh: --rate $rate: expected a tc rate such as 1gbit, 100mbit, 125mbps" >&2; exit 1; }
   rate_args=(--rate "$(awk -v n="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
     m = p == "k" ? 1e3 : p == "m" ? 1e6 : p == "g" ? 1e9 : p == "t" ? 1e12 : 1
     printf "%.0f", n * m * (u == "bps" ? 8 : 1) }')")

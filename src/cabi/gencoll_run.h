@@ -359,7 +359,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
             const struct gencoll_op *o = &p->ops[i];
             const uint32_t what = e & ~GENCOLL_LINE_OP;
             const int run = what == GENCOLL_LINE_RUN ||
-                (what == GENCOLL_LINE_CHAIN && gencoll_run_chain_alone(c, p, i, p->line[s]));
+                (what == GENCOLL_LINE_CHAIN && (s == p->nline || gencoll_run_chain_alone(c, p, i, p->line[s])));
             rc = gencoll_run_step(c, p, o, i, run, &posted, fault, &calls);
             if (rc == GENCOLL_RUN_EBUG)
                 return rc;
@@ -413,6 +413,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
             for (uint32_t f = o->succ_begin; f < o->succ_begin + o->succ_count; f++)
                 pending[p->succ[f]]--;
         }
+#ifdef GENCOLL_RUN_NEAR
         /* A send that started beside a send it waits on (gencoll_run_blocked)
          * is counted off by that one's finish still to come: one more each,
          * so it never becomes ready again and ends at rest. */
@@ -426,6 +427,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
                         break;
                     }
         }
+#endif
         for (size_t t = p->nline; t-- > s;) {
             const uint32_t e = p->line[t], i = e & GENCOLL_LINE_OP;
             if ((e & ~GENCOLL_LINE_OP) != GENCOLL_LINE_WAIT && pending[i] == 0) {
