@@ -41,6 +41,10 @@ PAIRS = {
 }
 
 
+def geomean(xs):
+    return math.exp(sum(map(math.log, xs)) / len(xs))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
@@ -89,6 +93,8 @@ def main():
         print("|---|" + "---|" * len(cols))
         ratios = defaultdict(list)
         bound = defaultdict(list)  # the network-bound sizes' ratios
+        # The MPI's own latency at its smallest size, in seconds (best run).
+        floor = {(g, o): min(t[(coll, o)][min(t[(coll, o)])].values()) * 1e-6 for g, o in cols}
         sizes = sorted(set().union(*(set(t[(coll, g)]) & set(t[(coll, o)]) for g, o in cols)))
         for b in sizes:
             cells = []
@@ -97,22 +103,20 @@ def main():
                 if tg and to and min(to.values()) > 0:
                     x = min(tg.values()) / min(to.values())
                     ratios[(g, o)].append(x)
-                    smallest = min(t[(coll, o)])
-                    if a.rate > 0 and b * 8 / a.rate >= 10 * min(t[(coll, o)][smallest].values()) * 1e-6:
+                    if a.rate > 0 and b * 8 / a.rate >= 10 * floor[(g, o)]:
                         bound[(g, o)].append((b, x))
                     cells.append("%.2f" % x)
                 else:
                     cells.append("-")
             print("| %d | %s |" % (b, " | ".join(cells)))
-        print("| geometric mean | " + " | ".join(
-            "%.2f" % math.exp(sum(map(math.log, ratios[c])) / len(ratios[c])) if ratios[c] else "-" for c in cols) + " |")
+        print("| geometric mean | " + " | ".join("%.2f" % geomean(ratios[c]) if ratios[c] else "-" for c in cols) + " |")
         print("| worst | " + " | ".join("%.2f" % max(ratios[c]) if ratios[c] else "-" for c in cols) + " |")
         print("| sizes above 1.05 | " + " | ".join(
             "%d of %d" % (sum(x > 1.05 for x in ratios[c]), len(ratios[c])) for c in cols) + " |")
         if a.rate > 0:
             print("| network-bound: from, geometric mean, worst | " + " | ".join(
-                "%d B, %.2f, %.2f" % (bound[c][0][0], math.exp(sum(math.log(x) for _, x in bound[c]) / len(bound[c])),
-                                      max(x for _, x in bound[c])) if bound[c] else "none" for c in cols) + " |")
+                "%d B, %.2f, %.2f" % (bound[c][0][0], geomean([x for _, x in bound[c]]), max(x for _, x in bound[c]))
+                if bound[c] else "none" for c in cols) + " |")
         print()
     if not found:
         sys.exit("fixed_radix.py: %s holds no pair of gencoll and the MPI's own configuration" % a.csv)

@@ -45,9 +45,16 @@ while [ $# -gt 0 ]; do
   esac
 done
 [[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --runs takes a count of launches (1 or more), not '$runs'" >&2; exit 1; }
-binder=()
+binder=() rate_args=()
 if [ -n "$emulate" ]; then
   [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
+  # The table then also says the network-bound sizes' figures: the NICs'
+  # rate from tc's syntax to bit/s.
+  [[ $rate =~ ^([0-9.]+)([kmgt]?)(bit|bps)$ ]] ||
+    { echo "fixed_radix.sh: --rate $rate: expected a tc rate such as 1gbit, 100mbit, 125mbps" >&2; exit 1; }
+  rate_args=(--rate "$(awk -v n="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
+    m = p == "k" ? 1e3 : p == "m" ? 1e6 : p == "g" ? 1e9 : p == "t" ? 1e12 : 1
+    printf "%.0f", n * m * (u == "bps" ? 8 : 1) }')")
   np=$emulate
   bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
   trap 'bash "$top/scripts/cluster.sh" down' EXIT
@@ -116,19 +123,8 @@ for r in $(seq 1 "$runs"); do
   run "$r" bcast "knomial:2,$own:binomial"
   run "$r" reduce "knomial:2,$own:binomial,rabenseifner:2,$own:$red_rsg"
 done
-{ head -n 1 "$out/allgather.1.csv"
-  for r in $(seq 1 "$runs"); do
-    for c in allgather allreduce bcast reduce; do tail -n +2 "$out/$c.$r.csv"; done
-  done; } > "$out/bench.csv"
-for r in $(seq 1 "$runs"); do rm -f "$out"/{allgather,allreduce,bcast,reduce}."$r".csv; done
-# On an emulated cluster the table also says the network-bound sizes'
-# figures: the NICs' rate from tc's syntax to bit/s.
-rate_args=()
-if [ -n "$emulate" ]; then
-  [[ $rate =~ ^([0-9.]+)([kmgt]?)(bit|bps)$ ]] ||
-    { echo "fixed_radix.sh: --rate $rate: expected a tc rate such as 1gbit, 100mbit, 125mbps" >&2; exit 1; }
-  rate_args=(--rate "$(awk -v n="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
-    m = p == "k" ? 1e3 : p == "m" ? 1e6 : p == "g" ? 1e9 : p == "t" ? 1e12 : 1
-    printf "%.0f", n * m * (u == "bps" ? 8 : 1) }')")
-fi
+head -n 1 "$out/allgather.1.csv" > "$out/bench.csv"
+for r in $(seq 1 "$runs"); do
+  for c in allgather allreduce bcast reduce; do tail -n +2 "$out/$c.$r.csv" >> "$out/bench.csv" && rm "$out/$c.$r.csv"; done
+done
 python3 "$top/benchmarks/fixed_radix.py" "$out/bench.csv" "${rate_args[@]}" | tee "$out/ratios.md"

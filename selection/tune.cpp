@@ -17,7 +17,6 @@ namespace {
 
 constexpr double kTieTolerance = 0.01;
 
-
 // What a tuned file may name: algorithms both bindings run (the MPICH module
 // registers only some of the table's; the others are simulated and benched,
 // not tuned, until it registers them).

@@ -199,7 +199,11 @@ static GENCOLL_RUN_COLD int gencoll_run_may_overlap(GENCOLL_RUN_CTX * c, const s
 static GENCOLL_RUN_COLD int gencoll_run_blocked(GENCOLL_RUN_CTX * c, const struct gencoll_program *p, uint32_t i,
                                                 const uint32_t * sends, size_t nsends)
 {
+#ifdef GENCOLL_RUN_NEAR
     int may = -1;               /* whether op i may start beside a send it waits on; -1: not asked yet */
+#else
+    (void) c;
+#endif
     for (size_t h = 0; h < nsends; h++) {
         const struct gencoll_op *o = &p->ops[sends[h]];
         for (uint32_t e = o->succ_begin; e < o->succ_begin + o->succ_count; e++) {
@@ -210,9 +214,6 @@ static GENCOLL_RUN_COLD int gencoll_run_blocked(GENCOLL_RUN_CTX * c, const struc
                 may = gencoll_run_may_overlap(c, p, i);
             if (may && gencoll_run_near(c, o->peer))
                 continue;
-#else
-            (void) c;
-            (void) may;
 #endif
             return 1;
         }
