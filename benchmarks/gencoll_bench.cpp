@@ -61,7 +61,8 @@ sweeping algorithms and radices in one run.
                                       candidates gencoll-tune simulates
                     mpich             every MPICH algorithm
                     all               native, mpich and gencoll
-  --csv FILE      write every measurement to FILE (rank 0)
+  --csv FILE      write every measurement to FILE (rank 0); its last column,
+                  round_medians_us, holds each round's median (';' between)
   --label TEXT    value of the CSV's label column (default: empty)
   -h, --help      this text
 
@@ -408,7 +409,8 @@ int run(int argc, char** argv) {
   if (rank == 0 && !o.csv.empty()) {
     csv.open(o.csv);
     if (!csv) throw std::runtime_error("--csv " + o.csv + ": cannot write");
-    csv << "label,mpi,ranks,nodes,buffers,collective,config,bytes,iterations,rounds,median_us,min_us,max_us,mean_us\n";
+    csv << "label,mpi,ranks,nodes,buffers,collective,config,bytes,iterations,rounds,median_us,min_us,max_us,mean_us,"
+           "round_medians_us\n";
   }
   if (rank == 0)
     std::printf("# gencoll-bench: %s, %d ranks on %d node(s), %s buffers, gencoll via %s\n", mpi_name().c_str(), p,
@@ -439,6 +441,9 @@ int run(int argc, char** argv) {
       // its round with the lowest median (other work on the machine only ever
       // adds time, and spoils a round rather than a configuration).
       std::vector<Stats> kept(cfgs.size());
+      // Every round's median too: how well two rounds rank the configurations
+      // alike is the most any model's ranking can be expected to match.
+      std::vector<std::vector<double>> medians(cfgs.size());
       for (int round = 0; round < o.rounds; ++round)
         for (std::size_t i = 0; i < cfgs.size(); ++i) {
           const BenchConfig& cfg = cfgs[i];
@@ -461,6 +466,7 @@ int run(int argc, char** argv) {
           const std::vector<double> t = runner.time(c, bytes);
           if (rank != 0) continue;
           const Stats s = stats(t);
+          medians[i].push_back(s.median);
           if (round == 0 || s.median < kept[i].median) kept[i] = s;
         }
       for (std::size_t i = 0; i < cfgs.size() && rank == 0; ++i) {
@@ -471,11 +477,16 @@ int run(int argc, char** argv) {
         if (o.full && !table)
           row << ' ' << std::setw(18) << s.min * 1e6 << ' ' << std::setw(18) << s.max * 1e6 << ' ' << std::setw(12)
               << s.n;
-        if (csv.is_open())
+        if (csv.is_open()) {
+          // Six significant digits: three made configurations a link's time
+          // apart by under 1 % tie (127000 us), and ranked them by chance.
           csv << o.label << ',' << '"' << mpi_name() << '"' << ',' << p << ',' << leaders << ','
               << (o.cuda ? "cuda" : "host") << ',' << to_string(c) << ',' << cfg.name() << ',' << bytes << ','
-              << s.n << ',' << o.rounds << ',' << std::setprecision(3) << s.median * 1e6 << ','
-              << s.min * 1e6 << ',' << s.max * 1e6 << ',' << s.mean * 1e6 << '\n';
+              << s.n << ',' << o.rounds << ',' << std::setprecision(6) << s.median * 1e6 << ','
+              << s.min * 1e6 << ',' << s.max * 1e6 << ',' << s.mean * 1e6 << ',';
+          for (std::size_t r = 0; r < medians[i].size(); ++r) csv << (r ? ";" : "") << medians[i][r] * 1e6;
+          csv << '\n';
+        }
       }
       if (rank == 0) {
         std::printf("%s\n", row.str().c_str());

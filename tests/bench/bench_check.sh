@@ -119,6 +119,18 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ]; then
     fail "--max-time 1e-9: expected 3 iterations in the CSV, got: $(tail -n 1 "$tmp/fewer.csv")"
   [ "$(awk -F, 'NR == 2 { print $9 }' "$tmp/all.csv")" = 50 ] ||
     fail "without --max-time: expected 50 iterations in the CSV, got: $(tail -n 1 "$tmp/all.csv")"
+  # --rounds: each round's median in the CSV's last column, and the one kept
+  # is the lowest of them (six significant digits, as written).
+  ompi -n 2 "$bench" -m 8:64 -i 5 -x 1 --rounds 3 --csv "$tmp/rounds.csv" > /dev/null || fail "--rounds 3 run failed"
+  out=$(python3 - "$tmp/rounds.csv" <<'EOF'
+import csv, sys
+for r in csv.DictReader(open(sys.argv[1])):
+    m = [float(x) for x in r["round_medians_us"].split(";")]
+    if len(m) != 3 or float(r["median_us"]) != min(m):
+        print("row %s: median_us %s, round_medians_us %s" % (r["bytes"], r["median_us"], r["round_medians_us"]))
+EOF
+) || fail "--rounds 3: could not read the CSV"
+  [ -z "$out" ] || fail "--rounds 3: kept median is not the lowest of 3 rounds: $out"
   out=$(ompi -n 1 "$bench" --help) || fail "--help failed"
   echo "$out" | grep -q "^usage: gencoll-bench" || fail "--help printed no usage"
 fi
