@@ -45,10 +45,18 @@
  *         1). Says whether the simulator may overlap a rank's reductions with
  *         its messages.
  *
+ * stream: rank A sends N messages of BYTES to rank B at once (N MPI_Isend
+ *         on one connection); B times each message's completion in the order
+ *         they complete. Printed: each one's median over one message alone.
+ *         Messages of one stream leaving one after the other complete at
+ *         1, 2, ..., N times it; sharing the link as separate flows do, all
+ *         at about N times it.
+ *
  * usage: nic_share out|in BYTES REPS A B1 [B2 ...]
  *        nic_share pairs BYTES REPS NPAIRS [spin]
  *        nic_share behind BYTES SMALL REPS A1 B1 A2 B2
  *        nic_share flows BYTES REPS S:D [S:D ...]
+ *        nic_share stream BYTES REPS A B N
  *        nic_share overlap BYTES WORK REPS A B recv|send */
 #include <unistd.h>
 #include <mpi.h>
@@ -373,16 +381,70 @@ static int overlap_main(int argc, char **argv, int rank, int size) {
   return 0;
 }
 
+/* stream: see the header. */
+static int stream_main(int argc, char **argv, int rank, int size) {
+  const long bytes = argc == 7 ? atol(argv[2]) : 0;
+  const int reps = argc == 7 ? atoi(argv[3]) : 0, a = argc == 7 ? atoi(argv[4]) : -1,
+            b = argc == 7 ? atoi(argv[5]) : -1, n = argc == 7 ? atoi(argv[6]) : 0;
+  if (bytes <= 0 || bytes > (1L << 30) || reps < 1 || a < 0 || a >= size || b < 0 || b >= size || a == b || n < 1 ||
+      n > 64) {
+    if (rank == 0)
+      fprintf(stderr, "usage: nic_share stream BYTES REPS A B N (ranks below %d, A != B, 1 <= N <= 64, "
+                      "1 <= BYTES <= 2^30)\n", size);
+    return 2;
+  }
+  char *buf = calloc((size_t)n, (size_t)bytes);
+  double *t = calloc((size_t)(n + 1) * (size_t)reps, sizeof(double));
+  MPI_Request *req = calloc((size_t)n, sizeof(MPI_Request));
+  if (!buf || !t || !req) MPI_Abort(MPI_COMM_WORLD, 1);
+  /* Row 0: one message alone; rows 1..n: the i-th completion of n at once. */
+  for (int phase = 0; phase < 2; ++phase) {
+    const int m = phase == 0 ? 1 : n;
+    for (int r = 0; r < reps; ++r) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const double t0 = MPI_Wtime();
+      if (rank == a) {
+        for (int i = 0; i < m; ++i)
+          MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, b, i, MPI_COMM_WORLD, &req[i]);
+        for (int i = 0; i < m; ++i) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+      } else if (rank == b) {
+        for (int i = 0; i < m; ++i)
+          MPI_Irecv(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, a, i, MPI_COMM_WORLD, &req[i]);
+        for (int i = 0; i < m; ++i) {
+          int idx;
+          MPI_Waitany(m, req, &idx, MPI_STATUS_IGNORE);
+          t[(size_t)(phase == 0 ? 0 : i + 1) * (size_t)reps + (size_t)r] = MPI_Wtime() - t0;
+        }
+      }
+    }
+  }
+  if (rank == b) {
+    const double one = median(t, reps);
+    printf("# nic_share stream: %d messages of %ld B from rank %d to rank %d at once, %d reps\n"
+           "one message alone: %.1f us\n", n, bytes, a, b, reps, one * 1e6);
+    for (int i = 1; i <= n; ++i) {
+      const double x = median(t + (size_t)i * (size_t)reps, reps);
+      printf("completion %d: %.1f us (%.2fx)\n", i, x * 1e6, x / one);
+    }
+    fflush(stdout);
+  }
+  free(buf);
+  free(t);
+  free(req);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc > 1 && (!strcmp(argv[1], "pairs") || !strcmp(argv[1], "behind") || !strcmp(argv[1], "flows") ||
-                   !strcmp(argv[1], "overlap"))) {
+                   !strcmp(argv[1], "overlap") || !strcmp(argv[1], "stream"))) {
     const int rc = !strcmp(argv[1], "pairs")    ? pairs_main(argc, argv, rank, size)
                    : !strcmp(argv[1], "behind") ? behind_main(argc, argv, rank, size)
                    : !strcmp(argv[1], "flows")  ? flows_main(argc, argv, rank, size)
+                   : !strcmp(argv[1], "stream") ? stream_main(argc, argv, rank, size)
                                                 : overlap_main(argc, argv, rank, size);
     MPI_Finalize();
     return rc;
@@ -391,7 +453,7 @@ int main(int argc, char **argv) {
     if (rank == 0)
       fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64] | pairs BYTES REPS NPAIRS [spin] | "
                       "behind BYTES SMALL REPS A1 B1 A2 B2 | flows BYTES REPS S:D [S:D ...] | "
-                      "overlap BYTES WORK REPS A B recv|send\n");
+                      "overlap BYTES WORK REPS A B recv|send | stream BYTES REPS A B N\n");
     MPI_Finalize();
     return 2;
   }
