@@ -4,9 +4,9 @@ hand-written algorithm of the same schedule, measured side by side in one
 gencoll-bench run (seed 001 section VI-C-1; issues 16 and 19). Prints one
 table per collective: per size, gencoll's median / the MPI's median for each
 pair the CSV holds, and each pair's geometric mean and worst ratio.
-Python standard library only.
+Python standard library only (and analyze.py beside it).
 
-usage: fixed_radix.py BENCH.csv [--title TEXT] [--rate BITS_PER_S]
+usage: fixed_radix.py BENCH.csv [--title TEXT] [--rate R]
   BENCH.csv  gencoll-bench --csv output (several runs told apart by the
              label column: each configuration's time at a size is then its
              best over the runs, as gencoll-bench keeps its best round, and
@@ -17,16 +17,18 @@ usage: fixed_radix.py BENCH.csv [--title TEXT] [--rate BITS_PER_S]
                        knomial:2,ompi:binomial
              (P the rank count); pairs whose two configurations are both in
              the CSV are reported.
-  --rate R   the link's rate in bit/s (an emulated cluster's NICs): also the
+  --rate R   the link's rate, a tc rate such as 1gbit or bytes per second (an
+             emulated cluster's NICs; analyze.py's --link-rate): also the
              geometric mean and worst over the network-bound sizes of each
              pair, those whose time on one link (bytes / rate) is at least 10x
              the MPI's own smallest-size latency (the main job's definition)
 """
 import argparse
 import csv
-import math
 import sys
 from collections import defaultdict
+
+from analyze import geomean, link_rate
 
 # gencoll at the radix that makes it the MPI's algorithm ("p": the rank count);
 # "a|b": MPICH's name, then Open MPI's where they differ.
@@ -41,15 +43,11 @@ PAIRS = {
 }
 
 
-def geomean(xs):
-    return math.exp(sum(map(math.log, xs)) / len(xs))
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("csv")
     ap.add_argument("--title", default="")
-    ap.add_argument("--rate", type=float, default=0)
+    ap.add_argument("--rate", type=link_rate, default=0)
     a = ap.parse_args()
     try:
         with open(a.csv, newline="") as f:
@@ -103,7 +101,7 @@ def main():
                 if tg and to and min(to.values()) > 0:
                     x = min(tg.values()) / min(to.values())
                     ratios[(g, o)].append(x)
-                    if a.rate > 0 and b * 8 / a.rate >= 10 * floor[(g, o)]:
+                    if a.rate > 0 and b / a.rate >= 10 * floor[(g, o)]:
                         bound[(g, o)].append((b, x))
                     cells.append("%.2f" % x)
                 else:

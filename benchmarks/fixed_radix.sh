@@ -48,13 +48,11 @@ done
 binder=() rate_args=()
 if [ -n "$emulate" ]; then
   [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
-  # The table then also says the network-bound sizes' figures: the NICs'
-  # rate from tc's syntax to bit/s.
-  [[ $rate =~ ^([0-9.]+)([kmgt]?)(bit|bps)$ ]] ||
+  # The table then also says the network-bound sizes' figures (fixed_radix.py
+  # reads the tc rate); a bad one is refused before any launch.
+  [[ $rate =~ ^[0-9.]+[kmgt]?(bit|bps)$ ]] ||
     { echo "fixed_radix.sh: --rate $rate: expected a tc rate such as 1gbit, 100mbit, 125mbps" >&2; exit 1; }
-  rate_args=(--rate "$(awk -v n="${BASH_REMATCH[1]}" -v p="${BASH_REMATCH[2]}" -v u="${BASH_REMATCH[3]}" 'BEGIN {
-    m = p == "k" ? 1e3 : p == "m" ? 1e6 : p == "g" ? 1e9 : p == "t" ? 1e12 : 1
-    printf "%.0f", n * m * (u == "bps" ? 8 : 1) }')")
+  rate_args=(--rate "$rate")
   np=$emulate
   bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
   trap 'bash "$top/scripts/cluster.sh" down' EXIT
