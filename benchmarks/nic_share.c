@@ -50,13 +50,19 @@
  *         they complete. Printed: each one's median over one message alone.
  *         Messages of one stream leaving one after the other complete at
  *         1, 2, ..., N times it; sharing the link as separate flows do, all
- *         at about N times it.
+ *         at about N times it. With US, A posts the i-th send i x US
+ *         microseconds after the first (testing the posted ones meanwhile,
+ *         as a collective's progress loop does): sends posted while an
+ *         earlier one's bytes move, as a ring forwards blocks as they come.
+ *         For two messages posted D apart, sharing completes the first at
+ *         2T - D and the second at 2T; a request that waits behind the
+ *         bytes already in the connection completes them at T and 2T.
  *
  * usage: nic_share out|in BYTES REPS A B1 [B2 ...]
  *        nic_share pairs BYTES REPS NPAIRS [spin]
  *        nic_share behind BYTES SMALL REPS A1 B1 A2 B2
  *        nic_share flows BYTES REPS S:D [S:D ...]
- *        nic_share stream BYTES REPS A B N
+ *        nic_share stream BYTES REPS A B N [US]
  *        nic_share overlap BYTES WORK REPS A B recv|send */
 #include <unistd.h>
 #include <mpi.h>
@@ -383,20 +389,24 @@ static int overlap_main(int argc, char **argv, int rank, int size) {
 
 /* stream: see the header. */
 static int stream_main(int argc, char **argv, int rank, int size) {
-  const long bytes = argc == 7 ? atol(argv[2]) : 0;
-  const int reps = argc == 7 ? atoi(argv[3]) : 0, a = argc == 7 ? atoi(argv[4]) : -1,
-            b = argc == 7 ? atoi(argv[5]) : -1, n = argc == 7 ? atoi(argv[6]) : 0;
+  const int ok_args = argc == 7 || argc == 8;
+  const long bytes = ok_args ? atol(argv[2]) : 0;
+  const int reps = ok_args ? atoi(argv[3]) : 0, a = ok_args ? atoi(argv[4]) : -1,
+            b = ok_args ? atoi(argv[5]) : -1, n = ok_args ? atoi(argv[6]) : 0;
+  const double apart = argc == 8 ? atof(argv[7]) * 1e-6 : 0;
   if (bytes <= 0 || bytes > (1L << 30) || reps < 1 || a < 0 || a >= size || b < 0 || b >= size || a == b || n < 1 ||
-      n > 64) {
+      n > 64 || apart < 0 || apart > 10) {
     if (rank == 0)
-      fprintf(stderr, "usage: nic_share stream BYTES REPS A B N (ranks below %d, A != B, 1 <= N <= 64, "
-                      "1 <= BYTES <= 2^30)\n", size);
+      fprintf(stderr, "usage: nic_share stream BYTES REPS A B N [US] (ranks below %d, A != B, 1 <= N <= 64, "
+                      "1 <= BYTES <= 2^30, 0 <= US <= 10^7)\n", size);
     return 2;
   }
   char *buf = calloc((size_t)n, (size_t)bytes);
   double *t = calloc((size_t)(n + 1) * (size_t)reps, sizeof(double));
   MPI_Request *req = calloc((size_t)n, sizeof(MPI_Request));
-  if (!buf || !t || !req) MPI_Abort(MPI_COMM_WORLD, 1);
+  /* statuses, not MPI_STATUSES_IGNORE: GCC takes that constant for an empty array */
+  MPI_Status *st = calloc((size_t)n, sizeof(MPI_Status));
+  if (!buf || !t || !req || !st) MPI_Abort(MPI_COMM_WORLD, 1);
   /* Row 0: one message alone; rows 1..n: the i-th completion of n at once. */
   for (int phase = 0; phase < 2; ++phase) {
     const int m = phase == 0 ? 1 : n;
@@ -404,9 +414,12 @@ static int stream_main(int argc, char **argv, int rank, int size) {
       MPI_Barrier(MPI_COMM_WORLD);
       const double t0 = MPI_Wtime();
       if (rank == a) {
-        for (int i = 0; i < m; ++i)
+        for (int i = 0; i < m; ++i) {
+          int done;
+          while (i > 0 && MPI_Wtime() - t0 < i * apart) MPI_Testall(i, req, &done, st);
           MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, b, i, MPI_COMM_WORLD, &req[i]);
-        for (int i = 0; i < m; ++i) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        }
+        MPI_Waitall(m, req, st);
       } else if (rank == b) {
         for (int i = 0; i < m; ++i)
           MPI_Irecv(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, a, i, MPI_COMM_WORLD, &req[i]);
@@ -420,8 +433,8 @@ static int stream_main(int argc, char **argv, int rank, int size) {
   }
   if (rank == b) {
     const double one = median(t, reps);
-    printf("# nic_share stream: %d messages of %ld B from rank %d to rank %d at once, %d reps\n"
-           "one message alone: %.1f us\n", n, bytes, a, b, reps, one * 1e6);
+    printf("# nic_share stream: %d messages of %ld B from rank %d to rank %d, posted %.0f us apart, %d reps\n"
+           "one message alone: %.1f us\n", n, bytes, a, b, apart * 1e6, reps, one * 1e6);
     for (int i = 1; i <= n; ++i) {
       const double x = median(t + (size_t)i * (size_t)reps, reps);
       printf("completion %d: %.1f us (%.2fx)\n", i, x * 1e6, x / one);
@@ -431,6 +444,7 @@ static int stream_main(int argc, char **argv, int rank, int size) {
   free(buf);
   free(t);
   free(req);
+  free(st);
   return 0;
 }
 

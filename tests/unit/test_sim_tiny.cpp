@@ -361,6 +361,40 @@ TEST_CASE("in band: an answer waits behind the answering rank's bytes to the req
   CHECK(run().rank_done[0] == Approx(first_left + h + end));
 }
 
+// Over TCP a request (or an eager message's bytes) enters the connection
+// behind the bytes already moving on it (measured: two messages posted 5 ms
+// apart on one stream complete at 1.00x and 2.00x one message; posted
+// together, 2.00x and 2.00x; benchmarks/results/2026-11-28-2c-emu2x1-stream-apart).
+TEST_CASE("in band: a send posted while its stream's bytes move enters behind them", "[sim][tiny][nic][in_band]") {
+  // Rank 0 sends 20000 bytes twice to rank 1, the second after a 10 us copy
+  // (late) or at once; rank 1 posts both receives at once.
+  Machine m = rendezvous_machine();
+  const auto run = [&](bool late) {
+    ScheduleBuilder a(0, 2), b(1, 2);
+    a.send(1, Range{Buf::send, 0, 20000});
+    if (late)
+      a.send(1, Range{Buf::send, 0, 20000}, {a.copy(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000})});
+    else
+      a.send(1, Range{Buf::send, 0, 20000});
+    b.recv(0, Range{Buf::recv, 0, 20000});
+    b.recv(0, Range{Buf::recv, 20000, 20000});
+    return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+  };
+  const double h = kP.o_s + kP.L + kP.o_r, wire = 19999 * kP.G;
+  const double first_left = kP.o_s + 2 * h + wire;
+  // The second's bytes start while the first's move, and the two share.
+  REQUIRE(10 * us + kP.o_s + 2 * h < first_left);
+  CHECK(run(true).rank_done[0] == Approx(first_left + wire));
+  CHECK(run(false).rank_done[0] == Approx(first_left + wire));
+  m.levels[1].handshake = Handshake::in_band;
+  SECTION("posted while the first moves: its request follows the first's last byte") {
+    CHECK(run(true).rank_done[0] == Approx(first_left + 2 * h + wire));
+  }
+  SECTION("posted before the first's bytes move: the two share") {
+    CHECK(run(false).rank_done[0] == Approx(first_left + wire));
+  }
+}
+
 namespace {
 
 // Recursive doubling by hand on `p` ranks of one node each (p = 2 or 4): two
