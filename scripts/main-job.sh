@@ -13,12 +13,20 @@
 #      MPICH's default, selection quality, rank correlation, generalization
 #      cost) and plot the measured speedup per size.
 #
-# usage: main-job.sh [--np N] [--max BYTES] [--iters N] [--out DIR]
+# usage: main-job.sh [--np N] [--min BYTES] [--max BYTES] [--iters N] [--out DIR] [--merge DIR]
 #                    [--hostfile FILE | --emulate N[xR] [--rate R] [--mtu M] | --single-node]
 #   --np N        ranks (default: the host file's or allocation's slots, the
 #                 emulated cluster's N x R, else the cores, 4 to 16)
 #   --max BYTES   largest message (default 1048576; 16777216 across hosts);
 #                 allgather's blocks go up to BYTES / ranks
+#   --min BYTES   smallest message measured (default 8; allgather's blocks from
+#                 the first power of two whose buffers reach BYTES)
+#   --merge DIR   continue the run in DIR (a results directory of this
+#                 script, same shape) to larger sizes: reuse its profile (no
+#                 profiling), measure from --min, and score DIR's
+#                 measurements below --min with these as one run, so a sweep
+#                 too long for one sitting (a device call's 10 minutes) runs
+#                 in two: first --max M, then --merge DIR --min 2M --max M2
 #   --iters N     timed iterations per point (default 50; fewer where one call
 #                 takes over --max-time)
 #   --max-time S  seconds per point and round (default 0.25)
@@ -60,12 +68,14 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
-np= max= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0 mtu=()
+np= max= min=8 merge= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0 mtu=()
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
     --np) np=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
+    --min) min=$2; shift 2 ;;
+    --merge) merge=$(cd "${2:?--merge needs a directory}" 2>/dev/null && pwd) || { echo "main-job.sh: --merge $2: no such directory" >&2; exit 2; }; shift 2 ;;
     --iters) iters=$2; shift 2 ;;
     --max-time) max_time=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
@@ -117,11 +127,21 @@ if [ -z "$np" ]; then
 fi
 [ -n "$per_host" ] || per_host=$np
 max=${max:-$([ "$hosts" -gt 1 ] && echo 16777216 || echo 1048576)}
-for v in np max iters rounds; do
+for v in np max min iters rounds; do
   [[ ${!v} =~ ^[1-9][0-9]*$ ]] || die "--$v ${!v}: expected a positive integer"
 done
 [[ $max_time =~ ^[0-9]*\.?[0-9]+$ ]] || die "--max-time $max_time: expected a number of seconds"
 [ "$max" -ge 8 ] || die "--max $max: expected at least 8 bytes"
+[ "$min" -ge 8 ] && [ "$min" -le "$max" ] || die "--min $min: expected 8 to --max ($max) bytes"
+if [ -n "$merge" ]; then
+  for f in profile.json sweep.csv tuned-run.csv; do
+    [ -f "$merge/$f" ] || die "--merge $merge: no $f there (a results directory of main-job.sh?)"
+  done
+  [ "$min" -gt 8 ] || die "--merge: give --min, the smallest size to measure beyond $merge's"
+  [ -z "$out" ] || [ "$(cd "$out" 2>/dev/null && pwd)" != "$merge" ] || die "--merge $merge: give another --out (this run's files would replace its)"
+  mranks=$(awk -F, 'NR == 2 { print $3 }' "$merge/sweep.csv")
+  [ "$mranks" = "$np" ] || die "--merge $merge: measured on $mranks ranks, this run has $np"
+fi
 # Ranks per core on one host decide binding and MPICH's waits.
 oversub=0
 if [ "$per_host" -gt "$cores" ]; then oversub=1; fi
@@ -196,9 +216,16 @@ source "$top/scripts/machine-info.sh"
   machine_gencoll "$top"
 } > "$out/machine.txt"
 
-log "profiling this machine (gencoll-loggp)"
-launch "$build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
-  > "$out/profile.log" 2>&1 || { cat "$out/profile.log" >&2; exit 1; }
+if [ -n "$merge" ]; then
+  log "continuing $merge from $min B: its profile, no profiling"
+  echo "merged: $merge's profile, and its measurements below $min B" >> "$out/machine.txt"
+  cp "$merge/profile.json" "$out/profile.json"
+  [ ! -f "$merge/profile-raw.csv" ] || cp "$merge/profile-raw.csv" "$out/profile-raw.csv"
+else
+  log "profiling this machine (gencoll-loggp)"
+  launch "$build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
+    > "$out/profile.log" 2>&1 || { cat "$out/profile.log" >&2; exit 1; }
+fi
 
 log "tuning (gencoll-tune on the measured profile)"
 shape=(--comm-sizes "$np")
@@ -209,10 +236,12 @@ if [ "$hosts" -gt 1 ] && [ $(( hosts * per_host )) = "$np" ]; then shape=(--shap
 # Allgather's size is one rank's block: its buffers are np times larger.
 agmax=8
 while [ $(( agmax * 2 * np )) -le "$max" ]; do agmax=$(( agmax * 2 )); done
+agmin=8
+while [ $(( agmin * np )) -lt "$min" ] && [ "$agmin" -lt "$agmax" ]; do agmin=$(( agmin * 2 )); done
 sweep() {  # CSV LABEL SWEEP [mpiexec options]: allgather, then the other three
   local csv=$1 label=$2 configs=$3 c; shift 3
   local common=(-i "$iters" -x $(( iters / 10 + 2 )) --max-time "$max_time" -c --rounds "$rounds" --sweep "$configs" --label "$label")
-  for c in "allgather 8:$agmax" "allreduce,bcast,reduce 8:$max"; do
+  for c in "allgather $agmin:$agmax" "allreduce,bcast,reduce $min:$max"; do
     read -r colls sizes <<< "$c"
     launch "$@" "$build/benchmarks/gencoll-bench.mpich" --coll "$colls" -m "$sizes" "${common[@]}" --csv "$csv.$label.part"
     if [ -f "$csv" ]; then tail -n +2 "$csv.$label.part" >> "$csv"; else mv "$csv.$label.part" "$csv"; fi
@@ -235,7 +264,7 @@ if [ -s "$out/smp-configs.txt" ]; then
     f="$out/smp/$coll-$alg-$k.json"
     python3 "$top/benchmarks/smp_select.py" "$coll" "$alg" "$k" > "$f"
     launch -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$f" "${no_device[@]}" \
-      "$build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i "$iters" -x $(( iters / 10 + 2 )) \
+      "$build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "$min:$max" -i "$iters" -x $(( iters / 10 + 2 )) \
       --max-time "$max_time" -c --rounds "$rounds" --sweep native --label sweep --csv "$f.csv" >> "$out/sweep.txt" < /dev/null
     awk -F, -v OFS=, -v name="smp+$alg:$k" 'NR > 1 { $7 = name; print }' "$f.csv" >> "$out/sweep.csv"
   done < "$out/smp-configs.txt"
@@ -244,6 +273,16 @@ log "measuring the tuned selection file"
 sweep "$out/tuned-run.csv" tuned native -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" \
   "${no_device[@]}" > "$out/tuned-run.txt"
 
+if [ -n "$merge" ]; then
+  # DIR's rows below this run's sizes, ahead of this run's (same header).
+  for f in sweep.csv tuned-run.csv; do
+    awk -F, -v min="$min" -v agmin="$agmin" 'FNR == 1 { next } { b = $8 + 0; if (b < ($6 == "allgather" ? agmin : min)) print }' \
+      "$merge/$f" > "$out/$f.merged"
+    { head -n 1 "$out/$f"; cat "$out/$f.merged"; tail -n +2 "$out/$f"; } > "$out/$f.new"
+    mv "$out/$f.new" "$out/$f"
+    rm -f "$out/$f.merged"
+  done
+fi
 link=()
 [ -n "$emulate" ] && link=(--link-rate "$rate")  # for the network-bound sizes
 python3 "$top/benchmarks/analyze.py" --sweep "$out/sweep.csv" --tuned "$out/tuned-run.csv" \

@@ -17,7 +17,8 @@
 #      NIC's sharing (node_radix);
 #   5. nic_share runs across hosts, no faster than the links allow;
 #   6. the README's first command in small (main-job.sh --emulate 2x1 up to
-#      16 KiB): profile, tune, measure and report, ranks bound by the binder.
+#      16 KiB): profile, tune, measure and report, ranks bound by the binder;
+#      continued to 64 KiB in a second sitting (--merge).
 # Skipped (77) where namespaces cannot be made (not root, no CAP_SYS_ADMIN).
 set -u
 top=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -234,6 +235,26 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
      grep -q 'bound to cores of their own host' "$tmp/mj/machine.txt" &&
      grep -q 'TCP retransmitted [0-9]' "$tmp/mj/network.txt"; then
     pass "main-job.sh --emulate 2x1: $(grep -m1 '^- tuned file vs MPICH default' "$tmp/mj/report.md")"
+    # Continued to larger sizes in a second sitting: the first run's profile
+    # and its measurements below --min, each size measured once.
+    rows() { awk -F, -v b="$2" 'NR > 1 && $6 == "allreduce" && $8 == b' "$1" | wc -l; }
+    if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --min 32768 --max 65536 \
+        --iters 5 --max-time 0.02 --rounds 1 --merge "$tmp/mj" --out "$tmp/mj2" > "$tmp/mj2.out" 2>&1 &&
+       [ ! -f "$tmp/mj2/profile.log" ] && cmp -s "$tmp/mj/profile.json" "$tmp/mj2/profile.json" &&
+       [ "$(rows "$tmp/mj2/sweep.csv" 16384)" = "$(rows "$tmp/mj/sweep.csv" 16384)" ] &&
+       [ "$(rows "$tmp/mj2/sweep.csv" 16384)" -gt 0 ] && [ "$(rows "$tmp/mj2/sweep.csv" 65536)" -gt 0 ] &&
+       grep -q '^| 8 |' "$tmp/mj2/report.md" && grep -q '^| 65536 |' "$tmp/mj2/report.md"; then
+      pass "main-job.sh --merge: 8 B to 16 KiB from the first run, 32-64 KiB measured, one report"
+    else
+      fail "main-job.sh --merge"; tail -n 12 "$tmp/mj2.out" | sed 's/^/    | /'
+    fi
+    if out=$(bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --min 32768 --max 65536 --merge "$tmp/mj" \
+        --out "$tmp/mj" 2>&1); then
+      fail "main-job.sh --merge DIR --out DIR ran"
+    else
+      case $out in *"give another --out"*) pass "main-job.sh --merge DIR --out DIR: refused, naming why" ;;
+        *) fail "main-job.sh --merge DIR --out DIR: $out" ;; esac
+    fi
   else
     fail "main-job.sh --emulate 2x1"; tail -n 12 "$tmp/mj.out" | sed 's/^/    | /'
   fi
