@@ -276,11 +276,10 @@ sweep "$out/tuned-run.csv" tuned native -genv MPIR_CVAR_COLL_SELECTION_TUNING_JS
 if [ -n "$merge" ]; then
   # DIR's rows below this run's sizes, ahead of this run's (same header).
   for f in sweep.csv tuned-run.csv; do
-    awk -F, -v min="$min" -v agmin="$agmin" 'FNR == 1 { next } { b = $8 + 0; if (b < ($6 == "allgather" ? agmin : min)) print }' \
-      "$merge/$f" > "$out/$f.merged"
-    { head -n 1 "$out/$f"; cat "$out/$f.merged"; tail -n +2 "$out/$f"; } > "$out/$f.new"
+    { head -n 1 "$out/$f"
+      awk -F, -v min="$min" -v agmin="$agmin" 'FNR > 1 && $8 + 0 < ($6 == "allgather" ? agmin : min)' "$merge/$f"
+      tail -n +2 "$out/$f"; } > "$out/$f.new"
     mv "$out/$f.new" "$out/$f"
-    rm -f "$out/$f.merged"
   done
 fi
 link=()

@@ -456,24 +456,8 @@ class Engine {
     const std::uint64_t key = way(i);
     if (const auto it = flowing_.find(key); it != flowing_.end() && it->second == i) flowing_.erase(it);
     if (const auto it = answered_.find(key); it != answered_.end() && it->second == i) answered_.erase(it);
-    std::size_t kept = 0;
-    for (std::size_t n = 0; n < waiting_.size(); ++n) {
-      const Waiting w = waiting_[n];
-      if (w.behind == i)
-        answer(w.send, std::max(w.t, t + handshake_[ops_[w.send].level]));
-      else
-        waiting_[kept++] = w;
-    }
-    waiting_.resize(kept);
-    kept = 0;
-    for (std::size_t n = 0; n < queued_.size(); ++n) {
-      const Waiting w = queued_[n];
-      if (w.behind == i)
-        enter(w.send, std::max(w.t, t));
-      else
-        queued_[kept++] = w;
-    }
-    queued_.resize(kept);
+    release(waiting_, i, [&](const Waiting& w) { answer(w.send, std::max(w.t, t + handshake_[ops_[w.send].level])); });
+    release(queued_, i, [&](const Waiting& w) { enter(w.send, std::max(w.t, t)); });
   }
 
   // The bytes of a message that does not go through the NICs and whose
@@ -676,6 +660,20 @@ class Engine {
     std::uint32_t behind, send;
     double t;
   };
+  // Takes the sends waiting behind message i out of `list` and hands each to
+  // `go`, which may add to the other list but not to this one.
+  template <typename Go>
+  static void release(std::vector<Waiting>& list, std::uint32_t i, Go go) {
+    std::size_t kept = 0;
+    for (std::size_t n = 0; n < list.size(); ++n) {
+      const Waiting w = list[n];
+      if (w.behind == i)
+        go(w);
+      else
+        list[kept++] = w;
+    }
+    list.resize(kept);
+  }
   static constexpr std::uint32_t kNone = 0xffffffff;
   bool in_band_ = false;
   const bool receive_first_;
