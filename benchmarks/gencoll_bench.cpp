@@ -1,9 +1,11 @@
 // gencoll-bench: OSU-style latency of MPI_Allgather, MPI_Allreduce, MPI_Bcast
 // and MPI_Reduce, for the MPI's own algorithms and gencoll's, in one run.
 //
-// Each iteration is barrier-separated; an iteration's time is the slowest
-// rank's; the reported latency is the median over the timed iterations (the
-// warm-up ones are not timed). Sizes run in the outer loop and configurations
+// Every rank starts an iteration at one instant of a common clock and the
+// iteration lasts until the last rank's end (synced_start.hpp; --start
+// barrier: a barrier, then the slowest rank's own duration); the reported
+// latency is the median over the timed iterations (the warm-up ones are not
+// timed). Sizes run in the outer loop and configurations
 // in the inner one, so slow drifts of the machine affect every configuration
 // alike. See --help.
 #include <mpi.h>
@@ -24,6 +26,7 @@
 
 #include "benchmarks/bench_buffers.hpp"
 #include "benchmarks/bench_switch.hpp"
+#include "benchmarks/synced_start.hpp"
 #include "coll/algorithm_table.hpp"
 #include "src/core/byte_count.hpp"
 
@@ -48,6 +51,13 @@ sweeping algorithms and radices in one run.
                   iterations for large messages; default: no limit)
   --rounds N      measure every configuration N times, interleaved, and keep
                   the round with the lowest median (default 1)
+  --start MODE    how an iteration starts and is timed: synced (default): every
+                  rank starts at one instant of a common clock (offsets to
+                  rank 0's measured before each size), the time runs to the
+                  last rank's end, as the simulator counts; barrier: after
+                  MPI_Barrier, the slowest rank's own duration (which
+                  under-measures rooted collectives whose root leaves the
+                  barrier last)
   -c              validate: check one call's result per size and configuration
   -d host|cuda    buffers in host memory (default) or CUDA device memory
                   (libcudart is loaded at run time; one device per node-local rank)
@@ -71,8 +81,9 @@ preloaded (LD_PRELOAD=libgencoll-pmpi.so) and through the MPICH module's
 control variables otherwise; MPICH's through MPI_T. Reductions use MPI_FLOAT
 and MPI_SUM, the others MPI_CHAR; roots are rank 0.
 
-The latency column is the median over the timed iterations of the slowest
-rank's time (with --rounds, of the round with the lowest median); min and max
+The latency column is the median over the timed iterations of the time from
+the common start to the last rank's end (--start barrier: of the slowest
+rank's own time) (with --rounds, of the round with the lowest median); min and max
 (-f) are over the same per-iteration times.
 )";
 
@@ -89,7 +100,7 @@ struct Options {
   std::size_t min_bytes = 4, max_bytes = 1 << 20;
   int iters = 100, warmup = 10, rounds = 1;
   double max_time = 0;  // seconds per point; 0: no limit
-  bool full = false, validate = false, cuda = false;
+  bool full = false, validate = false, cuda = false, synced = true;
   std::string sweep = "native", csv, label;
 };
 
@@ -157,6 +168,10 @@ Options parse_options(int argc, char** argv) {
       o.max_time = std::strtod(v.c_str(), &end);
       if (end == v.c_str() || *end != '\0' || !(o.max_time > 0) || o.max_time > 1e6)
         throw UsageError("--max-time " + v + ": expected a positive number of seconds");
+    } else if (a == "--start") {
+      const std::string v = value();
+      if (v != "synced" && v != "barrier") throw UsageError("--start " + v + ": expected synced or barrier");
+      o.synced = v == "synced";
     } else if (a == "-f") {
       o.full = true;
     } else if (a == "-c") {
@@ -293,7 +308,9 @@ class Runner {
     return wrong;
   }
 
-  // Per-iteration times of the slowest rank (rank 0 only; others get empty).
+  // Per-iteration times (rank 0 only; others get empty): from the common
+  // start to the last rank's end, or with --start barrier the slowest rank's
+  // own duration after a barrier.
   std::vector<double> time(Collective c, std::size_t bytes) {
     int iters = o_.iters, warmup = o_.warmup;
     if (o_.max_time > 0) {
@@ -307,6 +324,7 @@ class Runner {
       iters = static_cast<int>(std::clamp(fit * 10 / 11, 3.0, static_cast<double>(o_.iters)));
       warmup = std::min(std::max(warmup - 1, 0), iters / 10);
     }
+    if (o_.synced) return start_.time(warmup, iters, [&] { call(c, bytes); });
     std::vector<double> mine(static_cast<std::size_t>(iters));
     for (int it = -warmup; it < iters; ++it) {
       MPI_Barrier(MPI_COMM_WORLD);
@@ -327,6 +345,11 @@ class Runner {
     return slowest;
   }
 
+  // Measures the ranks' clock offsets again (the synced start's); collective.
+  void sync_clocks() {
+    if (o_.synced) start_.sync();
+  }
+
  private:
   template <typename T>
   static std::vector<unsigned char> as_bytes(const std::vector<T>& v) {
@@ -341,6 +364,7 @@ class Runner {
   const Options& o_;
   int rank_, p_;
   Buffer send_, recv_;
+  SyncedStart start_{MPI_COMM_WORLD};
   MPI_Comm comm_ = MPI_COMM_WORLD;
   std::vector<int> recvcounts_;  // MPI_Reduce_scatter's, every block of the size
 };
@@ -435,6 +459,7 @@ int run(int argc, char** argv) {
       std::fflush(stdout);
     }
     for (std::size_t bytes : sizes_for(c, o)) {
+      runner.sync_clocks();
       std::ostringstream row;
       row << std::left << std::setw(10) << bytes << std::right;
       // Each round measures every configuration once; a configuration keeps

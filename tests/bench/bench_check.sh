@@ -105,20 +105,25 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ]; then
              "-m 8:4|expected MIN:MAX" "--coll scan|--coll scan: expected" "-d rocm|-d rocm: expected host or cuda" \
              "-i 0|-i 0: expected an integer >= 1" "--sweep mpich:ringg --coll allgather|MPICH's allgather algorithms are" \
              "--max-time 0|--max-time 0: expected a positive number of seconds" \
-             "--max-time 1s|--max-time 1s: expected a positive number of seconds"; do
+             "--max-time 1s|--max-time 1s: expected a positive number of seconds" \
+             "--start now|--start now: expected synced or barrier"; do
     args=${bad%%|*} msg=${bad#*|}
     # shellcheck disable=SC2086
     out=$(ompi -n 2 "$bench" $args) && fail "gencoll-bench $args was accepted"
     echo "$out" | grep -qF -- "$msg" || fail "gencoll-bench $args: expected '$msg', got: $out"
   done
   # --max-time: a limit no call fits leaves the minimum of 3 iterations of
-  # -i 50, and the CSV says so; without it all 50 run.
+  # -i 50, and the CSV says so; without it all 50 run (a synced start that
+  # came late is run again, so as many count), and as many after a barrier.
   ompi -n 2 "$bench" -m 8 -i 50 -x 2 --max-time 1e-9 --csv "$tmp/fewer.csv" > /dev/null || fail "--max-time run failed"
   ompi -n 2 "$bench" -m 8 -i 50 -x 2 --csv "$tmp/all.csv" > /dev/null || fail "run without --max-time failed"
   [ "$(awk -F, 'NR == 2 { print $9 }' "$tmp/fewer.csv")" = 3 ] ||
     fail "--max-time 1e-9: expected 3 iterations in the CSV, got: $(tail -n 1 "$tmp/fewer.csv")"
   [ "$(awk -F, 'NR == 2 { print $9 }' "$tmp/all.csv")" = 50 ] ||
     fail "without --max-time: expected 50 iterations in the CSV, got: $(tail -n 1 "$tmp/all.csv")"
+  ompi -n 2 "$bench" -m 8 -i 50 -x 2 --start barrier --csv "$tmp/barrier.csv" > /dev/null || fail "--start barrier run failed"
+  [ "$(awk -F, 'NR == 2 { print $9 }' "$tmp/barrier.csv")" = 50 ] ||
+    fail "--start barrier: expected 50 iterations in the CSV, got: $(tail -n 1 "$tmp/barrier.csv")"
   # --rounds: each round's median in the CSV's last column, and the one kept
   # is the lowest of them (six significant digits, as written).
   ompi -n 2 "$bench" -m 8:64 -i 5 -x 1 --rounds 3 --csv "$tmp/rounds.csv" > /dev/null || fail "--rounds 3 run failed"
