@@ -19,6 +19,7 @@
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -345,6 +346,14 @@ class Runner {
     return slowest;
   }
 
+  // With the synced start, the clocks' spread as first measured (on rank 0);
+  // collective.
+  std::optional<SyncedStart::Spread> clock_spread() {
+    if (!o_.synced) return std::nullopt;
+    start_.sync();
+    return start_.spread();
+  }
+
   // Measures the ranks' clock offsets again (the synced start's); collective.
   void sync_clocks() {
     if (o_.synced) start_.sync();
@@ -439,6 +448,9 @@ int run(int argc, char** argv) {
   if (rank == 0)
     std::printf("# gencoll-bench: %s, %d ranks on %d node(s), %s buffers, gencoll via %s\n", mpi_name().c_str(), p,
                 leaders, o.cuda ? "cuda" : "host", sw.gencoll_route().c_str());
+  if (const std::optional<SyncedStart::Spread> sp = runner.clock_spread(); sp && rank == 0)
+    std::printf("# start: synced (clock offsets to rank 0 up to %.1f us, shortest round trips up to %.1f us)\n",
+                sp->offset * 1e6, sp->round_trip * 1e6);
 
   for (Collective c : o.colls) {
     const std::vector<BenchConfig>& cfgs = configs[c];

@@ -1,6 +1,7 @@
 #include "benchmarks/synced_start.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <limits>
 
@@ -10,7 +11,7 @@ namespace gencoll::bench {
 namespace {
 
 constexpr int kPingTag = 7301, kFlagTag = 7302, kStartTag = 7303;
-constexpr int kPings = 8;          // per rank and sync: the shortest round trip wins
+constexpr int kPings = 16;         // per rank and sync: the shortest round trip wins
 constexpr double kMinLead = 20e-6;  // s; below this the tree's own hops are late
 constexpr double kMaxLead = 0.5;    // s; a rank this late is descheduled, not slow
 
@@ -56,7 +57,21 @@ void SyncedStart::sync() {
         offset_ = t0 - (t1 + t2) / 2;
       }
     }
+    round_trip_ = best;
   }
+}
+
+SyncedStart::Spread SyncedStart::spread() const {
+  // Gather: no configuration under test switches it.
+  const double mine[2] = {std::abs(offset_), round_trip_};
+  std::vector<double> all(rank_ == 0 ? 2 * static_cast<std::size_t>(p_) : 0);
+  MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm_);
+  Spread most{0, 0};
+  for (std::size_t i = 0; i < all.size(); i += 2) {
+    most.offset = std::max(most.offset, all[i]);
+    most.round_trip = std::max(most.round_trip, all[i + 1]);
+  }
+  return most;
 }
 
 SyncedStart::Start SyncedStart::agree(bool late, const std::function<bool(bool)>& stop) {

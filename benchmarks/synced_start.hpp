@@ -46,7 +46,13 @@ class SyncedStart {
   // where none was on time); empty elsewhere.
   std::vector<double> time(int warmup, int iters, const std::function<void()>& body);
 
-  double lead() const { return lead_; }  // s between sending T and T, as last used
+  // The last sync's largest |offset| and shortest-round-trip of any rank
+  // (seconds, on rank 0; collective): how closely the ranks can start
+  // together, which is at most half that round trip off.
+  struct Spread {
+    double offset, round_trip;
+  };
+  Spread spread() const;
 
  private:
   double now() const { return MPI_Wtime() + offset_; }
@@ -62,6 +68,7 @@ class SyncedStart {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0, p_ = 1;
   double offset_ = 0;   // rank 0's clock minus this rank's
+  double round_trip_ = 0;  // the shortest ping-pong's, behind offset_
   double lead_ = 50e-6;  // rank 0's margin between sending T and T
 };
 
