@@ -251,6 +251,9 @@ sweep() {  # CSV LABEL SWEEP [mpiexec options]: allgather, then the other three
 rm -f "$out/sweep.csv" "$out/tuned-run.csv"
 log "measuring MPICH's default and every fixed algorithm and radix"
 sweep "$out/sweep.csv" sweep all > "$out/sweep.txt"
+# How the iterations were timed and how closely the ranks' clocks agreed
+# (gencoll-bench's header), so that a results directory says it.
+sed -n 's/^# start: /timing: /p' "$out/sweep.txt" | head -n 1 >> "$out/machine.txt"
 no_device=(-genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0
   -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0)
 # The node-aware compositions the tuned file chose, each measured at every

@@ -233,6 +233,7 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
       --max-time 0.02 --rounds 1 --out "$tmp/mj" > "$tmp/mj.out" 2>&1 &&
      grep -q '^- tuned file vs MPICH default' "$tmp/mj/report.md" &&
      grep -q 'bound to cores of their own host' "$tmp/mj/machine.txt" &&
+     grep -q '^timing: synced (clock offsets to rank 0 up to [0-9.]* us' "$tmp/mj/machine.txt" &&
      grep -q 'TCP retransmitted [0-9]' "$tmp/mj/network.txt"; then
     pass "main-job.sh --emulate 2x1: $(grep -m1 '^- tuned file vs MPICH default' "$tmp/mj/report.md")"
     # Continued to larger sizes in a second sitting: the first run's profile
