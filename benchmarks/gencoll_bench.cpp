@@ -84,8 +84,8 @@ and MPI_SUM, the others MPI_CHAR; roots are rank 0.
 
 The latency column is the median over the timed iterations of the time from
 the common start to the last rank's end (--start barrier: of the slowest
-rank's own time) (with --rounds, of the round with the lowest median); min and max
-(-f) are over the same per-iteration times.
+rank's own time), with --rounds of the round with the lowest median; min and
+max (-f) are over the same per-iteration times.
 )";
 
 // The usage text with the algorithm table's names.
