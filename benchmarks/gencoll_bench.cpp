@@ -334,16 +334,7 @@ class Runner {
       const double dt = MPI_Wtime() - t0;
       if (it >= 0) mine[static_cast<std::size_t>(it)] = dt;
     }
-    // Gather is never switched by any configuration, so it measures nothing
-    // but carries the times.
-    std::vector<double> all(rank_ == 0 ? mine.size() * static_cast<std::size_t>(p_) : 0);
-    MPI_Gather(mine.data(), iters, MPI_DOUBLE, all.data(), iters, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    if (rank_ != 0) return {};
-    std::vector<double> slowest(mine.size(), 0.0);
-    for (int r = 0; r < p_; ++r)
-      for (std::size_t i = 0; i < mine.size(); ++i)
-        slowest[i] = std::max(slowest[i], all[static_cast<std::size_t>(r) * mine.size() + i]);
-    return slowest;
+    return per_iteration_max(mine, MPI_DOUBLE, MPI_COMM_WORLD);
   }
 
   // With the synced start, the clocks' spread as first measured (on rank 0);

@@ -62,16 +62,9 @@ void SyncedStart::sync() {
 }
 
 SyncedStart::Spread SyncedStart::spread() const {
-  // Gather: no configuration under test switches it.
-  const double mine[2] = {std::abs(offset_), round_trip_};
-  std::vector<double> all(rank_ == 0 ? 2 * static_cast<std::size_t>(p_) : 0);
-  MPI_Gather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm_);
-  Spread most{0, 0};
-  for (std::size_t i = 0; i < all.size(); i += 2) {
-    most.offset = std::max(most.offset, all[i]);
-    most.round_trip = std::max(most.round_trip, all[i + 1]);
-  }
-  return most;
+  const std::vector<double> most =
+      per_iteration_max(std::vector<double>{std::abs(offset_), round_trip_}, MPI_DOUBLE, comm_);
+  return most.empty() ? Spread{0, 0} : Spread{most[0], most[1]};
 }
 
 SyncedStart::Start SyncedStart::agree(bool late, const std::function<bool(bool)>& stop) {
@@ -125,22 +118,12 @@ std::vector<double> SyncedStart::time(int warmup, int iters, const std::function
       late.push_back(was_late);
     }
   }
-  const std::size_t n = mine.size(), all_n = rank_ == 0 ? n * static_cast<std::size_t>(p_) : 0;
-  const int count = static_cast<int>(n);
-  std::vector<double> all(all_n);
-  std::vector<int> all_late(all_n);
-  MPI_Gather(mine.data(), count, MPI_DOUBLE, all.data(), count, MPI_DOUBLE, 0, comm_);
-  MPI_Gather(late.data(), count, MPI_INT, all_late.data(), count, MPI_INT, 0, comm_);
+  const std::vector<double> every = per_iteration_max(mine, MPI_DOUBLE, comm_);
+  const std::vector<int> any_late = per_iteration_max(late, MPI_INT, comm_);
   if (rank_ != 0) return {};
-  std::vector<double> on_time, every(n, 0.0);
-  for (std::size_t i = 0; i < n; ++i) {
-    bool ok = true;
-    for (std::size_t r = 0; r < static_cast<std::size_t>(p_); ++r) {
-      every[i] = std::max(every[i], all[r * n + i]);
-      ok = ok && !all_late[r * n + i];
-    }
-    if (ok) on_time.push_back(every[i]);
-  }
+  std::vector<double> on_time;
+  for (std::size_t i = 0; i < every.size(); ++i)
+    if (!any_late[i]) on_time.push_back(every[i]);
   return on_time.empty() ? every : on_time;
 }
 

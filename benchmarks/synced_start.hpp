@@ -22,10 +22,31 @@
 
 #include <mpi.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <vector>
 
 namespace gencoll::bench {
+
+// Each iteration's largest value over the ranks of `comm` (rank 0 only;
+// empty elsewhere); collective, every rank with as many values. Gather is
+// never switched by any configuration under test, so it measures nothing but
+// carries the values.
+template <typename T>
+std::vector<T> per_iteration_max(const std::vector<T>& mine, MPI_Datatype type, MPI_Comm comm) {
+  int rank = 0, p = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &p);
+  const std::size_t n = mine.size();
+  std::vector<T> all(rank == 0 ? n * static_cast<std::size_t>(p) : 0);
+  MPI_Gather(mine.data(), static_cast<int>(n), type, all.data(), static_cast<int>(n), type, 0, comm);
+  if (rank != 0) return {};
+  std::vector<T> most(mine);
+  for (std::size_t r = 1; r < static_cast<std::size_t>(p); ++r)
+    for (std::size_t i = 0; i < n; ++i) most[i] = std::max(most[i], all[r * n + i]);
+  return most;
+}
 
 class SyncedStart {
  public:
