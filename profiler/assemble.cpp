@@ -1,6 +1,7 @@
 #include "profiler/assemble.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 
 namespace gencoll::loggp {
@@ -157,11 +158,19 @@ ProfileInput assemble_profile(const RunRecord& run) {
                    run.mpi_library + (o.quick ? "; --quick mode (few repetitions)" : "");
   in.source = method(o, by);
   in.note = topology_note(run);
+  // The NICs' burst first: the level across them is fitted with it.
+  const std::size_t across = static_cast<std::size_t>(run.plan.node_level) + 1;
+  std::vector<double> burst_sizes;
+  const double burst = run.node_series && across < run.levels.size() && !run.levels[across].samples.empty()
+                           ? burst_bytes(run.levels[across].samples, &burst_sizes)
+                           : 0;
   for (std::size_t i = 0; i < run.plan.levels.size(); ++i) {
     MeasuredLevel m;
     m.plan = run.plan.levels[i];
     if (m.plan.a >= 0 && !run.levels.at(i).samples.empty()) {
-      m.fit = refit(run.levels[i], fit_options(o));
+      FitOptions fo = fit_options(o);
+      if (i == across) fo.burst_bytes = burst;
+      m.fit = refit(run.levels[i], fo);
       const std::vector<double> disturbed = disturbed_sizes(run.levels[i]);
       if (!disturbed.empty())
         m.fit.notes.insert(m.fit.notes.begin(), disturbance_note(disturbed, run.levels[i].samples.size()));
@@ -184,6 +193,10 @@ ProfileInput assemble_profile(const RunRecord& run) {
   if (run.exchange_order && !in.levels.empty()) in.levels.back().order = run.exchange_order;
   in.node_level = run.plan.node_level;
   in.contention = contention(run, by);
+  if (run.node_series && across < run.levels.size() && !run.levels[across].samples.empty()) {
+    in.contention.nic_burst_bytes = burst;
+    in.contention.source += "; " + burst_source(burst, burst_sizes);
+  }
   LocalCosts lc;
   lc.reduce_host = run.local.reduce;
   lc.copy_host = run.local.copy;

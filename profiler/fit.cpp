@@ -296,4 +296,29 @@ std::string progress_of(const OverlapSample& s) {
   return receiver ? (sender ? "both" : "receiver") : "independent";
 }
 
+double burst_bytes(const std::vector<SizeSample>& samples, std::vector<double>* used) {
+  if (used) used->clear();
+  if (samples.empty()) return 0;
+  const auto smallest = std::min_element(samples.begin(), samples.end(),
+                                         [](const SizeSample& a, const SizeSample& b) { return a.bytes < b.bytes; });
+  const double base = smallest->prtt1 / 2;
+  std::vector<double> ahead;
+  for (const SizeSample& s : samples) {
+    if (s.n < 2) continue;
+    const SizePoint p = derive(s);
+    if (!(p.gap >= 10 * base) || !(base > 0)) continue;
+    const double f = s.bytes * (1 - (p.half_rtt - base) / p.gap);
+    if (f > 0.9 * s.bytes) continue;
+    ahead.push_back(f);
+    if (used) used->push_back(s.bytes);
+  }
+  if (ahead.empty()) return 0;
+  const auto positive = std::count_if(ahead.begin(), ahead.end(), [](double f) { return f > 0; });
+  if (4 * positive < 3 * static_cast<std::ptrdiff_t>(ahead.size())) return 0;
+  // A lone message is ahead of a stream's by its gap g even on a plain NIC
+  // (g / G bytes, a few hundred); a bucket holds at least a frame.
+  const double f = median(ahead);
+  return f >= kMinBurstBytes ? f : 0;
+}
+
 }  // namespace gencoll::loggp

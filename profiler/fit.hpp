@@ -114,6 +114,13 @@ struct FitOptions {
   int min_points = 3;         // per regime: two points fit any line exactly
   double noise_floor = 0.02;  // relative residual below which a split buys nothing
   double constant_tolerance = 0.05;  // L may vary this much (relative) and stay one constant
+  // The level's NICs pass this many bytes of a lone message at once (a
+  // shaper's bucket, burst_bytes; 0: none). Its regimes are split on the
+  // round trips as measured (so the steps stay those the client located),
+  // and fitted as if a lone message had paid for its first min(s-1, B)
+  // bytes at the regime's G: the simulator takes them off again (SharedLinks'
+  // credit), and L stays the latency instead of absorbing the head start.
+  double burst_bytes = 0;
 };
 
 // Splits sizes 0..N-1 into contiguous spans, each fitted by its own line in
@@ -181,5 +188,18 @@ RadixFit radix_from_concurrency(const std::vector<int>& k, const std::vector<dou
 double exchange_efficiency(double one, double two, int node_radix);
 // The unrounded T(1) / (T(2) min(1, c/2)) above (0 where a time is not positive).
 double exchange_share(double one, double two, int node_radix);
+
+// A shaped link's burst: the bytes a lone message passes ahead of a stream
+// of them. At every size whose gap g(s) is at least 10 times the smallest
+// size's half round trip (the bytes, not the per-message costs, decide),
+// F(s) = s (1 - (PRTT(1,0,s) - PRTT(1,0,s0)) / (2 g(s))): how many of its
+// bytes arrived without taking the stream's time. A size that came through
+// (almost) whole (F > 0.9 s) says only that the bucket holds at least s and
+// is left out. The median of the rest, where at least three quarters of
+// them are positive and it is at least kMinBurstBytes (a shaper's bucket
+// holds a frame; a plain NIC's lone message is ahead of a stream only by its
+// gap g, g / G bytes); else 0. `used` gets the sizes the median is over.
+inline constexpr double kMinBurstBytes = 1024;
+double burst_bytes(const std::vector<SizeSample>& samples, std::vector<double>* used = nullptr);
 
 }  // namespace gencoll::loggp

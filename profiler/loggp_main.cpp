@@ -160,6 +160,7 @@ void print_summary(const nlohmann::ordered_json& profile, const std::string& pat
   const auto& c = profile["contention"];
   std::printf("contention: device_radix %d, node_radix %d", c["device_radix"].get<int>(), c["node_radix"].get<int>());
   if (c.contains("exchange_efficiency")) std::printf(", exchange_efficiency %.2f", c["exchange_efficiency"].get<double>());
+  if (c.contains("nic_burst_bytes")) std::printf(", nic_burst_bytes %.0f", c["nic_burst_bytes"].get<double>());
   std::printf("\n");
   const auto& l = profile["local"];
   std::printf("local (ns/byte): reduce %.4g, copy %.4g, permute %.4g\n", l["reduce_host_ns_per_byte"].get<double>(),

@@ -180,6 +180,7 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
   contention["device_radix"] = in.contention.device_radix;
   contention["node_radix"] = in.contention.node_radix;
   if (in.contention.exchange_efficiency < 1) contention["exchange_efficiency"] = in.contention.exchange_efficiency;
+  if (in.contention.nic_burst_bytes > 0) contention["nic_burst_bytes"] = std::round(in.contention.nic_burst_bytes);
   contention["source"] = in.contention.source;
   doc["contention"] = contention;
 
@@ -209,6 +210,25 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   while (std::getline(in, cell, ',')) out.push_back(cell);
   if (!line.empty() && line.back() == ',') out.emplace_back();
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+// The level above the node level, where the profile has NICs (node_radix
+// > 0) and the CSV has that level: its name, else "".
+std::string level_across(const nlohmann::ordered_json& profile,
+                         const std::map<std::string, std::vector<SizeSample>>& by_level) {
+  if (!profile.contains("node_level") || !profile["node_level"].is_string() || !profile.contains("contention")) return "";
+  if (profile["contention"].value("node_radix", 0) <= 0) return "";
+  const auto& levels = profile["levels"];
+  std::size_t node = levels.size();
+  for (std::size_t i = 0; i < levels.size(); ++i)
+    if (levels[i].value("name", "") == profile["node_level"].get<std::string>()) node = i;
+  if (node + 1 >= levels.size()) return "";
+  const std::string name = levels[node + 1].value("name", "");
+  return by_level.count(name) ? name : "";
 }
 
 }  // namespace
@@ -256,12 +276,28 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
   }
   if (!profile.contains("levels") || !profile["levels"].is_array())
     throw std::invalid_argument("the profile has no \"levels\" array");
+  // The NICs' burst first: the level across them is fitted with it, and an
+  // earlier word on it in the contention source is replaced.
+  const std::string across = level_across(profile, by_level);
+  double burst = 0;
+  if (!across.empty()) {
+    std::vector<double> used;
+    burst = burst_bytes(by_level.at(across), &used);
+    auto& c = profile["contention"];
+    if (burst > 0) c["nic_burst_bytes"] = std::round(burst);
+    else c.erase("nic_burst_bytes");
+    std::string source = c.value("source", "");
+    if (const std::size_t at = source.find("; nic_burst_bytes "); at != std::string::npos) source.erase(at);
+    c["source"] = source + "; " + burst_source(burst, used) + " (refitted)";
+  }
   std::size_t refitted = 0;
   for (auto& level : profile["levels"]) {
     const std::string name = level.value("name", "");
     const auto it = by_level.find(name);
     if (it == by_level.end()) continue;
-    LevelFit fit = fit_level(it->second, opt);
+    FitOptions fo = opt;
+    if (name == across) fo.burst_bytes = burst;
+    LevelFit fit = fit_level(it->second, fo);
     std::vector<bool> located(fit.steps.size(), false);
     const std::string was = level.value("source", "");
     // A rendezvous size asked of the MPI stays as it was measured.
@@ -286,6 +322,16 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
   }
   if (refitted == 0) throw std::invalid_argument("no level of the CSV is a level of the profile");
   return profile;
+}
+
+std::string burst_source(double bytes, const std::vector<double>& used) {
+  std::string sizes;
+  for (double b : used) sizes += (sizes.empty() ? "" : ", ") + std::to_string(static_cast<long long>(b));
+  return "nic_burst_bytes " + std::to_string(static_cast<long long>(std::round(bytes))) +
+         ": a lone message's head start on a stream of them between the first two hosts, the median of s (1 - "
+         "(PRTT(1,0,s) - PRTT(1,0,1)) / 2 g(s)) over the sizes whose bytes decide (" +
+         (sizes.empty() ? std::string("none") : sizes + " B") +
+         (bytes > 0 ? "): a shaper's token bucket lets them through at once" : "): none, a lone message takes its bytes' time");
 }
 
 }  // namespace gencoll::loggp

@@ -32,6 +32,7 @@ struct ContentionChoice {
   int device_radix = 0, node_radix = 0;  // 0: unlimited
   double exchange_efficiency = 1;        // written where measured below 1
   std::string source;
+  double nic_burst_bytes = 0;  // written where measured above 0
 };
 
 struct ProfileInput {
@@ -58,10 +59,15 @@ inline const char* name(RawColumn c) { return kRawColumns[static_cast<int>(c)]; 
 // A kept profile refitted from its run's per-size medians (the CSV of
 // gencoll-loggp --csv): every measured level's table, rendezvous_above,
 // source and note as this build's fit makes them, the protocol switch kept
-// where the run's bisection located it; everything else as it was, so that a
+// where the run's bisection located it, and the NICs' burst (where the
+// profile has NICs and the level across them); everything else as it was, so that a
 // fitting change is judged on the networks already measured. Throws
 // std::invalid_argument naming what is wrong with the CSV.
 nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::string& csv_text, const FitOptions& opt = {});
+
+// The contention source's words on nic_burst_bytes (fit.hpp's burst_bytes
+// and the sizes it used).
+std::string burst_source(double bytes, const std::vector<double>& used);
 
 // "1..16384 B (rms 1.2%), 16385..4194304 B (rms 3.0%); step at 16384 B located by bisection"
 std::string describe_fit(const LevelFit& fit, const std::vector<bool>& located);

@@ -107,7 +107,17 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
     double G = std::numeric_limits<double>::infinity();
     for (int above = level + 1; above <= top; ++above) G = std::min(G, m.levels[above].loggp.min_G());
     const double bytes = per_block ? static_cast<double>(p - u) * n : n;
-    b.terms.push_back({"bandwidth:" + m.levels[level].name, bytes * G / ports});
+    // A shaper's bucket (the simulator's SharedLinks credit) lets each NIC in
+    // pass its depth without the time once, and again only after idling,
+    // when the NIC passes nothing: bytes G <= ports T + nodes x depth.
+    double credit = 0;
+    if (opt.contention && level >= m.node_level && m.ranks_per_node() > 0 && m.contention.nic_burst_bytes > 0) {
+      double G_max = 0;  // a byte let through saves at most the dearest G of any message
+      for (int above = level + 1; above <= top; ++above)
+        for (const LoggpCurve::Point& pt : m.levels[above].loggp.points()) G_max = std::max(G_max, pt.at.G);
+      credit = static_cast<double>(u) / m.ranks_per_node() * m.contention.nic_burst_bytes * G_max;
+    }
+    b.terms.push_back({"bandwidth:" + m.levels[level].name, std::max(0.0, bytes * G - credit) / ports});
   }
   // The rank level, below every named level: one rank, device-radix channels.
   {

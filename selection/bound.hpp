@@ -21,6 +21,9 @@
 //              u x device radix below the node level, (nodes in unit) x node
 //              radix from it up (and never more than u x device radix). With a
 //              radix of 0 (unlimited) the term has no limit and is left out.
+//              From the node level up, less what the NICs' buckets pass at
+//              once (nic_burst_bytes per node of the unit: a NIC earns it back
+//              only while it passes nothing).
 //   reduction: allreduce and reduce combine p vectors: (p-1) n byte-operations
 //              spread at best over p compute streams, (p-1)/p n gamma.
 // LogGP charges (m-1)G per message (the first byte is free), so a schedule of

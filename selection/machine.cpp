@@ -1,6 +1,7 @@
 #include "selection/machine.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace gencoll::sim {
@@ -69,6 +70,8 @@ void Machine::validate() const {
   if (contention.node_radix < 0) fail("contention.node_radix", "must be >= 0 (0: unlimited)");
   if (!(contention.exchange_efficiency > 0 && contention.exchange_efficiency <= 1))
     fail("contention.exchange_efficiency", "must be in (0, 1] (1: exchanges run at their links' share)");
+  if (!(contention.nic_burst_bytes >= 0 && std::isfinite(contention.nic_burst_bytes)))
+    fail("contention.nic_burst_bytes", "must be a finite number of bytes >= 0 (0: a NIC without a shaper's burst)");
 }
 
 Machine flat_machine(const Loggp& p) {

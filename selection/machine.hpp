@@ -96,6 +96,11 @@ struct Contention {
   // Share of its links a message gets while two or more exchanges (connections
   // carrying messages both ways) cross the same two nodes (SharedLinks); 1: all of it.
   double exchange_efficiency = 1;
+  // Bytes a NIC lets through at once after carrying nothing for a while (a
+  // shaper's token bucket: the emulated cluster's htb), measured by
+  // gencoll-loggp as a lone message's head start on a stream (SharedLinks).
+  // 0: none, as a real NIC.
+  double nic_burst_bytes = 0;
   std::string source;
 };
 

@@ -15,8 +15,37 @@ SharedLinks::SharedLinks(Storage& s, std::size_t n) : s_(s) {
   for (Link& l : s_.links) {
     l.cap = 0;
     l.dirty = false;
+    l.credit = 0;
+    l.idle_since = 0;
     l.flows.clear();
   }
+}
+
+void SharedLinks::set_burst(double depth, double per_byte) {
+  burst_ = per_byte > 0 ? depth : 0;
+  per_byte_ = per_byte;
+  for (Link& l : s_.links) {
+    l.credit = burst_;
+    l.idle_since = 0;
+  }
+}
+
+double SharedLinks::take_credit(double t, double bytes, const std::uint32_t* ids, int n) {
+  if (burst_ <= 0) return 0;
+  double through = bytes;
+  for (int j = 0; j < n; ++j) {
+    Link& l = s_.links[ids[j]];
+    if (l.flows.empty()) {
+      l.credit = std::min(burst_, l.credit + (t - l.idle_since) / per_byte_);
+      l.idle_since = t;
+    }
+    through = std::min(through, l.credit);
+  }
+  for (int j = 0; j < n; ++j) {
+    Link& l = s_.links[ids[j]];
+    l.credit = std::max(0.0, l.credit - bytes);
+  }
+  return through;
 }
 
 std::uint32_t SharedLinks::start(double t, double work, std::uint32_t op, const std::uint32_t* ids, int n) {
@@ -90,6 +119,7 @@ std::uint32_t SharedLinks::end(std::uint32_t slot) {
     const auto it = std::find(on.begin(), on.end(), slot);
     *it = on.back();
     on.pop_back();
+    if (on.empty()) s_.links[f.link[j]].idle_since = f.due;
     mark(f.link[j]);
   }
   f.nlinks = 0;

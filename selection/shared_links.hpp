@@ -34,6 +34,16 @@
 // two nodes, their messages get `efficiency` of their share. (The simulator
 // starts only rendezvous messages as exchanges: sent eagerly, two exchanges
 // took the links' time.)
+//
+// Token buckets (set_burst): a shaped link (the emulated cluster's htb, or
+// any token-bucket policer) lets the bytes a message finds credit for pass
+// at once and paces the rest at its rate. Measured there: a lone message
+// arrives the bucket's bytes earlier than a stream of them takes (a 4 KiB
+// one at 10 Mbit/s in 26 us where the rate needs 3.3 ms), and a message
+// sent while the link is busy pays them all (selection/PROFILES.md). A link
+// earns credit at its rate only while it carries nothing, up to the depth; a
+// message spends it on every link it crosses, and passes the least credit
+// among them at once. A real NIC has no such credit (depth 0, the default).
 #pragma once
 
 #include <array>
@@ -63,6 +73,8 @@ class SharedLinks {
   struct Link {
     int cap = 0;
     bool dirty = false;
+    double credit = 0;      // bytes it lets through at once (token bucket)
+    double idle_since = 0;  // when its last message ended (it earns credit while idle)
     std::vector<std::uint32_t> flows;  // slots of the messages on it now
   };
   // Kept between simulations (SimWorkspace) so that a sweep allocates once.
@@ -87,6 +99,16 @@ class SharedLinks {
     nodes_ = nodes;
   }
   bool exchanges() const { return efficiency_ < 1; }
+  // Every link a token bucket `depth` bytes deep that refills at one byte
+  // per `per_byte` s, full at time 0 (the links idle before the collective).
+  void set_burst(double depth, double per_byte);
+
+  // The bytes of a message of `bytes` (on the wire, (m-1) of m) starting at t
+  // over `ids` that pass at once: the least credit of its links. Each link
+  // spends what the message takes of its own credit (the bytes it let
+  // through at once); only the rest is left to start() (none: the message
+  // is through at t).
+  double take_credit(double t, double bytes, const std::uint32_t* ids, int n);
 
   // A message of `work` s (> 0) for op `op` starts at t over `ids` (1 to
   // kMaxLinks links, each of capacity >= 1); its due is set by the next reshare.
@@ -120,6 +142,8 @@ class SharedLinks {
   std::uint32_t stamp_ = 0;
   double efficiency_ = 1;
   std::uint32_t nodes_ = 0;
+  double burst_ = 0;     // bytes
+  double per_byte_ = 0;  // s a link takes to earn one byte of credit
 };
 
 }  // namespace gencoll::sim

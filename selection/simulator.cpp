@@ -219,6 +219,15 @@ class Engine {
     for (std::size_t n = 0; n < 2 * nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(n), node_radix_);
     if (node_radix_ > 0 && m.contention.exchange_efficiency < 1)
       nics_.enable_exchanges(m.contention.exchange_efficiency, static_cast<std::uint32_t>(nodes_));
+    // The buckets refill at the rate of the level across the NICs at their
+    // depth (its G there is the link's: gencoll-loggp measures the depth
+    // from messages whose bytes decide).
+    if (node_radix_ > 0 && m.contention.nic_burst_bytes > 0 && m.node_level + 1 < static_cast<int>(m.levels.size())) {
+      const double depth = m.contention.nic_burst_bytes;
+      nics_.set_burst(depth, m.levels[m.node_level + 1].loggp.at(depth).G);
+    } else {
+      nics_.set_burst(0, 0);
+    }
     cpu_free_.assign(rp_.ranks(), 0.0);
     compute_free_.assign(rp_.ranks(), 0.0);
     copy_free_.assign(rp_.ranks(), 0.0);
@@ -504,8 +513,14 @@ class Engine {
       // eagerly, two exchanges take the links' time), so only messages above
       // the level's rendezvous size count (all of them where it has none).
       const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
-      const double work = wire_time(s.v, loggp(s).G);
+      const double G = loggp(s).G;
+      const double bytes = s.v > 1 ? s.v - 1 : 0;  // what wire_time charges G for
+      const double work = (bytes - nics_.take_credit(t, bytes, ids, 2)) * G;
       if (in_band_) in_band_moving(i);
+      if (work <= 0) {  // through at once: a shaper's bucket had credit for all of it
+        if (in_band_) in_band_left(i, t);
+        return leave(i, t);
+      }
       if (nics_.exchanges() && (rndv == 0 || s.v > static_cast<double>(rndv)))
         nics_.start_exchange(t, work, i, ids, s.rank, ops_[s.partner].rank);
       else

@@ -341,3 +341,56 @@ TEST_CASE("one regime whose top sizes run at the link's rate takes G from them",
   for (const std::string& n : f.notes) named = named || n.find("bends up at 1048576 B") != std::string::npos;
   CHECK(named);
 }
+
+namespace {
+
+// A row of gencoll-loggp --csv (times in us) as the fit reads it.
+SizeSample row(double bytes, int n, double prtt1, double prttn) {
+  SizeSample s;
+  s.bytes = bytes;
+  s.n = n;
+  s.prtt1 = prtt1 * 1e-6;
+  s.prttn = prttn * 1e-6;
+  s.prttd = s.prttn;
+  s.delay = s.prtt1;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("a shaped link's burst is a lone message's head start on a stream", "[loggp][fit][burst]") {
+  SECTION("measured: 4 emulated hosts at 10 Mbit/s, MTU 9000 (htb, 18000-byte bucket)") {
+    // 4 KiB came through whole (left out); the bytes decide from 16 KiB on.
+    const std::vector<SizeSample> rows = {
+        row(1, 256, 66.268, 3835.26),           row(4096, 64, 51.547, 211965),
+        row(16384, 16, 13280.4, 211516),        row(65536, 6, 77272.9, 342464),
+        row(262144, 6, 394174, 1.45169e+06),    row(1048576, 6, 1.66186e+06, 5.88874e+06)};
+    std::vector<double> used;
+    const double b = burst_bytes(rows, &used);
+    CHECK(used == std::vector<double>{16384, 65536, 262144, 1048576});
+    CHECK(b > 17000);
+    CHECK(b < 18500);
+  }
+  SECTION("measured: 4 emulated hosts at 1 Gbit/s, MTU 9000, on real cores") {
+    const std::vector<SizeSample> rows = {
+        row(1, 256, 18.899, 1654.48),       row(4096, 64, 21.697, 2116.59),   row(16384, 16, 130.182, 2111.91),
+        row(65536, 6, 850.121, 3512.48),    row(262144, 6, 4057.83, 14635.6), row(1048576, 6, 16815, 59080.7)};
+    const double b = burst_bytes(rows);
+    CHECK(b > 9000);
+    CHECK(b < 12500);
+  }
+  SECTION("a link without a shaper: a lone message takes its bytes' time") {
+    const loggp_test::Truth t{5e-6, 1e-6, 1e-6, 2e-6, 8e-9};
+    std::mt19937 rng(7);
+    std::vector<SizeSample> rows;
+    for (double s = 1; s <= (1 << 20); s *= 4) rows.push_back(loggp_test::synth(t, s, 6, 0.02, &rng));
+    std::vector<double> used;
+    CHECK(burst_bytes(rows, &used) == 0);
+    CHECK(used.size() >= 3);
+  }
+  SECTION("nothing where no size's bytes decide") {
+    CHECK(burst_bytes({row(1, 256, 60, 3000), row(64, 256, 61, 3100)}) == 0);
+    CHECK(burst_bytes({}) == 0);
+  }
+}
+

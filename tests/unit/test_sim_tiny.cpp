@@ -158,9 +158,11 @@ Machine rendezvous_machine() {
   return m;
 }
 
-SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& msgs, double exchange_efficiency = 1) {
+SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& msgs, double exchange_efficiency = 1,
+                  double burst_bytes = 0) {
   Machine m = nic_machine(per_node, radix);
   m.contention.exchange_efficiency = exchange_efficiency;
+  m.contention.nic_burst_bytes = burst_bytes;
   const int p = nodes * per_node;
   std::vector<ScheduleBuilder> b;
   for (int r = 0; r < p; ++r) b.emplace_back(r, p);
@@ -392,6 +394,52 @@ TEST_CASE("in band: a send posted while its stream's bytes move enters behind th
   }
   SECTION("posted before the first's bytes move: the two share") {
     CHECK(run(false).rank_done[0] == Approx(first_left + wire));
+  }
+}
+
+// Measured on the emulated cluster (gencoll-loggp's PRTT(1,0,s) against its
+// streams, selection/PROFILES.md): a shaper's bucket lets a lone message's
+// first bytes through at once; a message on a busy link pays all of its own.
+TEST_CASE("a NIC's burst: a lone message's first bytes pass at once, the link earns them back while idle", "[sim][tiny][nic][burst]") {
+  SECTION("a message longer than the bucket pays for the rest") {
+    const SimResult r = nic_run(2, 1, 1, {{0, 1, 1000}}, 1, 400);
+    CHECK(r.rank_done[1] == Approx(kP.o_s + (999 - 400) * kP.G + kP.L + kP.o_r));
+    const SimResult none = nic_run(2, 1, 1, {{0, 1, 1000}});
+    CHECK(none.rank_done[1] == Approx(kP.o_s + 999 * kP.G + kP.L + kP.o_r));
+  }
+  // Rank 0 sends 3000 bytes twice to rank 1, the second after a copy of
+  // `idle` s; the bucket holds 4000 bytes (4 us here, o_s is 500 bytes' time).
+  Machine m = nic_machine(1, 1);
+  m.contention.nic_burst_bytes = 4000;
+  const double credit = 4000 * kP.G, w = 2999 * kP.G;
+  const auto chain = [&](double idle) {
+    m.local.copy_host = idle / 1000;
+    ScheduleBuilder a(0, 2), b(1, 2);
+    const Handle first = a.send(1, Range{Buf::send, 0, 3000});
+    a.send(1, Range{Buf::send, 0, 3000}, {a.copy(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000}, {first})});
+    b.recv(0, Range{Buf::recv, 0, 3000});
+    b.recv(0, Range{Buf::recv, 3000, 3000});
+    return simulate(m, {std::move(a).finish(), std::move(b).finish()}, SimOptions{});
+  };
+  SECTION("a message within the bucket is through at once; the next finds what it left and what the idle link earned") {
+    const SimResult r = chain(0);
+    // The first left at o_s; the second starts o_s later with credit - w + o_s.
+    const double second_left = 2 * kP.o_s + (w - (credit - w + kP.o_s));
+    CHECK(r.rank_done[0] == Approx(second_left));
+    CHECK(r.rank_done[1] == Approx(second_left + kP.L + kP.o_r));
+  }
+  SECTION("idle for the bucket's time: the second message has all of it again") {
+    const SimResult r = chain(credit);
+    CHECK(r.rank_done[0] == Approx(2 * kP.o_s + credit));
+    CHECK(r.rank_done[1] == Approx(2 * kP.o_s + credit + kP.L + kP.o_r));
+  }
+  SECTION("a message on a busy link pays all of its bytes") {
+    // Two ranks of node 0 send 1000 bytes each to node 1 at once: the first
+    // takes the bucket, the second none; they share the NIC for the rest.
+    const SimResult r = nic_run(2, 2, 1, {{0, 2, 1000}, {1, 3, 1000}}, 1, 400);
+    const double a = (999 - 400) * kP.G, b = 999 * kP.G;  // their work on the link
+    CHECK(r.rank_done[0] == Approx(kP.o_s + 2 * a));
+    CHECK(r.rank_done[1] == Approx(kP.o_s + 2 * a + (b - a)));
   }
 }
 
