@@ -59,6 +59,11 @@ sweeping algorithms and radices in one run.
                   MPI_Barrier, the slowest rank's own duration (which
                   under-measures rooted collectives whose root leaves the
                   barrier last)
+  --idle US       links idle at least US microseconds before each iteration
+                  (synced: its start at least that far after it was agreed;
+                  barrier: every rank waits that long after the barrier), so
+                  that a shaper's token bucket refills as the simulator
+                  assumes of a collective that follows computation (default 0)
   -c              validate: check one call's result per size and configuration
   -d host|cuda    buffers in host memory (default) or CUDA device memory
                   (libcudart is loaded at run time; one device per node-local rank)
@@ -101,6 +106,7 @@ struct Options {
   std::size_t min_bytes = 4, max_bytes = 1 << 20;
   int iters = 100, warmup = 10, rounds = 1;
   double max_time = 0;  // seconds per point; 0: no limit
+  double idle = 0;      // seconds of idle links before each iteration
   bool full = false, validate = false, cuda = false, synced = true;
   std::string sweep = "native", csv, label;
 };
@@ -169,6 +175,13 @@ Options parse_options(int argc, char** argv) {
       o.max_time = std::strtod(v.c_str(), &end);
       if (end == v.c_str() || *end != '\0' || !(o.max_time > 0) || o.max_time > 1e6)
         throw UsageError("--max-time " + v + ": expected a positive number of seconds");
+    } else if (a == "--idle") {
+      const std::string v = value();
+      char* end = nullptr;
+      const double us = std::strtod(v.c_str(), &end);
+      if (end == v.c_str() || *end != '\0' || !(us >= 0) || us > 1e7)
+        throw UsageError("--idle " + v + ": expected microseconds from 0 to 10000000");
+      o.idle = us * 1e-6;
     } else if (a == "--start") {
       const std::string v = value();
       if (v != "synced" && v != "barrier") throw UsageError("--start " + v + ": expected synced or barrier");
@@ -228,7 +241,9 @@ class Runner {
       : o_(o), rank_(rank), p_(p),
         // reduce_scatter(_block) sends p blocks of the size
         send_(o.max_bytes * static_cast<std::size_t>(p), cuda),
-        recv_(o.max_bytes * static_cast<std::size_t>(p), cuda) {}
+        recv_(o.max_bytes * static_cast<std::size_t>(p), cuda) {
+    start_.set_idle(o.idle);
+  }
   ~Runner() { free_comm(); }
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -329,6 +344,8 @@ class Runner {
     std::vector<double> mine(static_cast<std::size_t>(iters));
     for (int it = -warmup; it < iters; ++it) {
       MPI_Barrier(MPI_COMM_WORLD);
+      for (const double left = MPI_Wtime(); MPI_Wtime() - left < o_.idle;) {
+      }
       const double t0 = MPI_Wtime();
       call(c, bytes);
       const double dt = MPI_Wtime() - t0;
@@ -442,6 +459,7 @@ int run(int argc, char** argv) {
   if (const std::optional<SyncedStart::Spread> sp = runner.clock_spread(); sp && rank == 0)
     std::printf("# start: synced (clock offsets to rank 0 up to %.1f us, shortest round trips up to %.1f us)\n",
                 sp->offset * 1e6, sp->round_trip * 1e6);
+  if (o.idle > 0 && rank == 0) std::printf("# idle: links idle %.0f us before each iteration\n", o.idle * 1e6);
 
   for (Collective c : o.colls) {
     const std::vector<BenchConfig>& cfgs = configs[c];

@@ -83,7 +83,7 @@ SyncedStart::Start SyncedStart::agree(bool late, const std::function<bool(bool)>
   } else {
     if (any) lead_ = std::min(lead_ * 2, kMaxLead);
     start[1] = stop(any != 0);
-    start[0] = now() + lead_;
+    start[0] = now() + std::max(lead_, idle_);
   }
   for (int m = low >> 1; m >= 1; m >>= 1)
     if (rank_ + m < p_) MPI_Send(start, 2, MPI_DOUBLE, rank_ + m, kStartTag, comm_);

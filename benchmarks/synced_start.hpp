@@ -75,6 +75,12 @@ class SyncedStart {
   };
   Spread spread() const;
 
+  // Every iteration starts at least `seconds` after the previous one's
+  // start was agreed (the links carry nothing but the start meanwhile): a
+  // shaper's bucket refills, as the simulator assumes of links idle before
+  // a collective (nic_burst_bytes in selection/PROFILES.md).
+  void set_idle(double seconds) { idle_ = seconds; }
+
  private:
   double now() const { return MPI_Wtime() + offset_; }
   struct Start {
@@ -91,6 +97,7 @@ class SyncedStart {
   double offset_ = 0;   // rank 0's clock minus this rank's
   double round_trip_ = 0;  // the shortest ping-pong's, behind offset_
   double lead_ = 50e-6;  // rank 0's margin between sending T and T
+  double idle_ = 0;      // the least of it (set_idle)
 };
 
 }  // namespace gencoll::bench

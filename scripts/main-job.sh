@@ -233,6 +233,39 @@ if [ "$hosts" -gt 1 ] && [ $(( hosts * per_host )) = "$np" ]; then shape=(--shap
 "$build/selection/gencoll-tune" --profile "$out/profile.json" "${shape[@]}" --min-size 8 --max-size "$max" \
   --out "$out" --name tuned --no-plot > "$out/tune.log"
 
+# Where the profile found the NICs passing a burst at once (a shaper's token
+# bucket, contention.nic_burst_bytes), the simulator starts every collective
+# with full buckets, as after computation; back-to-back iterations would
+# leave them part empty (at 10 Mbit/s, 18 KB take 14 ms to come back). So
+# each iteration starts once the links have been idle for the refill time,
+# plus a tenth.
+idle_us=$(python3 - "$out/profile.json" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+burst = p.get("contention", {}).get("nic_burst_bytes", 0)
+names = [l["name"] for l in p["levels"]]
+node = names.index(p["node_level"]) if isinstance(p.get("node_level"), str) else -1
+if burst <= 0 or node < 0 or node + 1 >= len(names):
+    print(0)
+    sys.exit()
+lg = p["levels"][node + 1]["loggp"]
+rows = lg.get("table", [dict(lg, bytes=1)])
+G = rows[-1]["G_ns_per_byte"]  # the simulator's curve: linear between rows, held beyond
+for a, b in zip(rows, rows[1:]):
+    if a["bytes"] <= burst <= b["bytes"]:
+        f = (burst - a["bytes"]) / max(b["bytes"] - a["bytes"], 1)
+        G = a["G_ns_per_byte"] + f * (b["G_ns_per_byte"] - a["G_ns_per_byte"])
+        break
+else:
+    if burst < rows[0]["bytes"]:
+        G = rows[0]["G_ns_per_byte"]
+print(int(1.1 * burst * G / 1000) + 1)
+PY
+) || die "$out/profile.json: cannot read the NICs' burst"
+if [ "$idle_us" -gt 0 ]; then
+  echo "idle: $idle_us us of idle links before each iteration (the NICs pass $(python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['contention']['nic_burst_bytes']))" "$out/profile.json") bytes at once after idling; that long refills them)" >> "$out/machine.txt"
+fi
+
 # Allgather's size is one rank's block: its buffers are np times larger.
 agmax=8
 while [ $(( agmax * 2 * np )) -le "$max" ]; do agmax=$(( agmax * 2 )); done
@@ -240,7 +273,8 @@ agmin=8
 while [ $(( agmin * np )) -lt "$min" ] && [ "$agmin" -lt "$agmax" ]; do agmin=$(( agmin * 2 )); done
 sweep() {  # CSV LABEL SWEEP [mpiexec options]: allgather, then the other three
   local csv=$1 label=$2 configs=$3 c; shift 3
-  local common=(-i "$iters" -x $(( iters / 10 + 2 )) --max-time "$max_time" -c --rounds "$rounds" --sweep "$configs" --label "$label")
+  local common=(-i "$iters" -x $(( iters / 10 + 2 )) --max-time "$max_time" -c --rounds "$rounds" --idle "$idle_us"
+    --sweep "$configs" --label "$label")
   for c in "allgather $agmin:$agmax" "allreduce,bcast,reduce $min:$max"; do
     read -r colls sizes <<< "$c"
     launch "$@" "$build/benchmarks/gencoll-bench.mpich" --coll "$colls" -m "$sizes" "${common[@]}" --csv "$csv.$label.part"
@@ -268,7 +302,8 @@ if [ -s "$out/smp-configs.txt" ]; then
     python3 "$top/benchmarks/smp_select.py" "$coll" "$alg" "$k" > "$f"
     launch -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$f" "${no_device[@]}" \
       "$build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "$min:$max" -i "$iters" -x $(( iters / 10 + 2 )) \
-      --max-time "$max_time" -c --rounds "$rounds" --sweep native --label sweep --csv "$f.csv" >> "$out/sweep.txt" < /dev/null
+      --max-time "$max_time" -c --rounds "$rounds" --idle "$idle_us" --sweep native --label sweep --csv "$f.csv" \
+      >> "$out/sweep.txt" < /dev/null
     awk -F, -v OFS=, -v name="smp+$alg:$k" 'NR > 1 { $7 = name; print }' "$f.csv" >> "$out/sweep.csv"
   done < "$out/smp-configs.txt"
 fi

@@ -106,7 +106,8 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ]; then
              "-i 0|-i 0: expected an integer >= 1" "--sweep mpich:ringg --coll allgather|MPICH's allgather algorithms are" \
              "--max-time 0|--max-time 0: expected a positive number of seconds" \
              "--max-time 1s|--max-time 1s: expected a positive number of seconds" \
-             "--start now|--start now: expected synced or barrier"; do
+             "--start now|--start now: expected synced or barrier" \
+             "--idle -1|--idle -1: expected microseconds from 0 to 10000000"; do
     args=${bad%%|*} msg=${bad#*|}
     # shellcheck disable=SC2086
     out=$(ompi -n 2 "$bench" $args) && fail "gencoll-bench $args was accepted"
@@ -124,6 +125,17 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$bench" ]; then
   ompi -n 2 "$bench" -m 8 -i 50 -x 2 --start barrier --csv "$tmp/barrier.csv" > /dev/null || fail "--start barrier run failed"
   [ "$(awk -F, 'NR == 2 { print $9 }' "$tmp/barrier.csv")" = 50 ] ||
     fail "--start barrier: expected 50 iterations in the CSV, got: $(tail -n 1 "$tmp/barrier.csv")"
+  # --idle: each iteration (warm-ups too) waits that long first, in both
+  # timings, and the header says so: 6 calls take at least 6 x 300 ms, where
+  # the whole launch takes about 0.5 s without (a lower bound, which a slow
+  # machine cannot break).
+  for mode in synced barrier; do
+    t0=$(date +%s%N)
+    out=$(ompi -n 2 "$bench" -m 8 -i 5 -x 1 --idle 300000 --start "$mode") || fail "--idle 300000 --start $mode failed: $out"
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "$out" | grep -q "^# idle: links idle 300000 us before each iteration" || fail "--idle: no header line: $out"
+    [ "$ms" -ge 1800 ] || fail "--idle 300000 --start $mode: 6 calls took $ms ms, expected at least 1800"
+  done
   # --rounds: each round's median in the CSV's last column, and the one kept
   # is the lowest of them (six significant digits, as written).
   ompi -n 2 "$bench" -m 8:64 -i 5 -x 1 --rounds 3 --csv "$tmp/rounds.csv" > /dev/null || fail "--rounds 3 run failed"
