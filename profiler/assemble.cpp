@@ -160,10 +160,9 @@ ProfileInput assemble_profile(const RunRecord& run) {
   in.note = topology_note(run);
   // The NICs' burst first: the level across them is fitted with it.
   const std::size_t across = static_cast<std::size_t>(run.plan.node_level) + 1;
+  const bool nics = run.node_series && across < run.levels.size() && !run.levels[across].samples.empty();
   std::vector<double> burst_sizes;
-  const double burst = run.node_series && across < run.levels.size() && !run.levels[across].samples.empty()
-                           ? burst_bytes(run.levels[across].samples, &burst_sizes)
-                           : 0;
+  const double burst = nics ? burst_bytes(run.levels[across].samples, &burst_sizes) : 0;
   for (std::size_t i = 0; i < run.plan.levels.size(); ++i) {
     MeasuredLevel m;
     m.plan = run.plan.levels[i];
@@ -193,7 +192,7 @@ ProfileInput assemble_profile(const RunRecord& run) {
   if (run.exchange_order && !in.levels.empty()) in.levels.back().order = run.exchange_order;
   in.node_level = run.plan.node_level;
   in.contention = contention(run, by);
-  if (run.node_series && across < run.levels.size() && !run.levels[across].samples.empty()) {
+  if (nics) {
     in.contention.nic_burst_bytes = burst;
     in.contention.source += "; " + burst_source(burst, burst_sizes);
   }

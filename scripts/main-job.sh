@@ -239,14 +239,14 @@ if [ "$hosts" -gt 1 ] && [ $(( hosts * per_host )) = "$np" ]; then shape=(--shap
 # leave them part empty (at 10 Mbit/s, 18 KB take 14 ms to come back). So
 # each iteration starts once the links have been idle for the refill time,
 # plus a tenth.
-idle_us=$(python3 - "$out/profile.json" <<'PY'
+read -r idle_us burst < <(python3 - "$out/profile.json" <<'PY'
 import json, sys
 p = json.load(open(sys.argv[1]))
 burst = p.get("contention", {}).get("nic_burst_bytes", 0)
 names = [l["name"] for l in p["levels"]]
 node = names.index(p["node_level"]) if isinstance(p.get("node_level"), str) else -1
 if burst <= 0 or node < 0 or node + 1 >= len(names):
-    print(0)
+    print(0, 0)
     sys.exit()
 lg = p["levels"][node + 1]["loggp"]
 rows = lg.get("table", [dict(lg, bytes=1)])
@@ -259,11 +259,12 @@ for a, b in zip(rows, rows[1:]):
 else:
     if burst < rows[0]["bytes"]:
         G = rows[0]["G_ns_per_byte"]
-print(int(1.1 * burst * G / 1000) + 1)
+print(int(1.1 * burst * G / 1000) + 1, int(burst))
 PY
-) || die "$out/profile.json: cannot read the NICs' burst"
+)
+[[ $idle_us =~ ^[0-9]+$ ]] || die "$out/profile.json: cannot read the NICs' burst"
 if [ "$idle_us" -gt 0 ]; then
-  echo "idle: $idle_us us of idle links before each iteration (the NICs pass $(python3 -c "import json,sys; print(int(json.load(open(sys.argv[1]))['contention']['nic_burst_bytes']))" "$out/profile.json") bytes at once after idling; that long refills them)" >> "$out/machine.txt"
+  echo "idle: $idle_us us of idle links before each iteration (the NICs pass $burst bytes at once after idling; that long refills them)" >> "$out/machine.txt"
 fi
 
 # Allgather's size is one rank's block: its buffers are np times larger.

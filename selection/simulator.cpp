@@ -513,9 +513,8 @@ class Engine {
       // eagerly, two exchanges take the links' time), so only messages above
       // the level's rendezvous size count (all of them where it has none).
       const std::uint64_t rndv = m_.levels[s.level].rendezvous_above;
-      const double G = loggp(s).G;
-      const double bytes = s.v > 1 ? s.v - 1 : 0;  // what wire_time charges G for
-      const double work = (bytes - nics_.take_credit(t, bytes, ids, 2)) * G;
+      const double bytes = wire_time(s.v, 1);  // the bytes charged G
+      const double work = (bytes - nics_.take_credit(t, bytes, ids, 2)) * loggp(s).G;
       if (in_band_) in_band_moving(i);
       if (work <= 0) {  // through at once: a shaper's bucket had credit for all of it
         if (in_band_) in_band_left(i, t);
