@@ -16,7 +16,8 @@ SharedLinks::SharedLinks(Storage& s, std::size_t n) : s_(s) {
     l.cap = 0;
     l.dirty = false;
     l.credit = 0;
-    l.idle_since = 0;
+    l.since = 0;
+    l.load = 0;
     l.flows.clear();
   }
 }
@@ -26,8 +27,14 @@ void SharedLinks::set_burst(double depth, double per_byte) {
   per_byte_ = per_byte;
   for (Link& l : s_.links) {
     l.credit = burst_;
-    l.idle_since = 0;
+    l.since = 0;
   }
+}
+
+void SharedLinks::earn(Link& l, double t) const {
+  if (t > l.since && l.cap > 0)
+    l.credit = std::min(burst_, l.credit + (t - l.since) * std::max(0.0, 1 - l.load / l.cap) / per_byte_);
+  l.since = t;
 }
 
 double SharedLinks::take_credit(double t, double bytes, const std::uint32_t* ids, int n) {
@@ -35,16 +42,10 @@ double SharedLinks::take_credit(double t, double bytes, const std::uint32_t* ids
   double through = bytes;
   for (int j = 0; j < n; ++j) {
     Link& l = s_.links[ids[j]];
-    if (l.flows.empty()) {
-      l.credit = std::min(burst_, l.credit + (t - l.idle_since) / per_byte_);
-      l.idle_since = t;
-    }
+    earn(l, t);
     through = std::min(through, l.credit);
   }
-  for (int j = 0; j < n; ++j) {
-    Link& l = s_.links[ids[j]];
-    l.credit = std::max(0.0, l.credit - bytes);
-  }
+  for (int j = 0; j < n; ++j) s_.links[ids[j]].credit -= through;
   return through;
 }
 
@@ -115,11 +116,12 @@ std::uint32_t SharedLinks::end(std::uint32_t slot) {
   Flow& f = s_.flows[slot];
   if (exchanges() && f.conn != 0) count_exchange(f, -1);
   for (int j = 0; j < f.nlinks; ++j) {
-    std::vector<std::uint32_t>& on = s_.links[f.link[j]].flows;
-    const auto it = std::find(on.begin(), on.end(), slot);
-    *it = on.back();
-    on.pop_back();
-    if (on.empty()) s_.links[f.link[j]].idle_since = f.due;
+    Link& l = s_.links[f.link[j]];
+    if (burst_ > 0) earn(l, f.due);
+    const auto it = std::find(l.flows.begin(), l.flows.end(), slot);
+    *it = l.flows.back();
+    l.flows.pop_back();
+    l.load = l.flows.empty() ? 0 : l.load - f.rate;
     mark(f.link[j]);
   }
   f.nlinks = 0;
@@ -159,6 +161,11 @@ void SharedLinks::reshare(double t, std::vector<std::uint32_t>& moved) {
       }
       if (slowed(f)) rate *= efficiency_;
       if (rate == f.rate) continue;  // its due stands
+      for (int k = 0; k < f.nlinks; ++k) {
+        Link& l = s_.links[f.link[k]];
+        if (burst_ > 0) earn(l, t);
+        l.load += rate - f.rate;
+      }
       f.left = std::max(0.0, f.left - f.rate * (t - f.since));
       f.since = t;
       f.rate = rate;

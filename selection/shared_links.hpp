@@ -41,9 +41,14 @@
 // arrives the bucket's bytes earlier than a stream of them takes (a 4 KiB
 // one at 10 Mbit/s in 26 us where the rate needs 3.3 ms), and a message
 // sent while the link is busy pays them all (selection/PROFILES.md). A link
-// earns credit at its rate only while it carries nothing, up to the depth; a
-// message spends it on every link it crosses, and passes the least credit
-// among them at once. A real NIC has no such credit (depth 0, the default).
+// earns credit at the part of its rate its messages leave unused (all of it
+// while idle), up to the depth; a message passes the least credit among its
+// links at once and spends that much on each. Its paced bytes cost no
+// credit: a link that relays a message paced elsewhere earns as much as it
+// spends, as a bucket does, so its credit waits for the next message
+// (measured: a 16 KiB message into such a NIC passed at once, where charging
+// it every byte predicted 13 ms; benchmarks/probes/nic_bucket.cpp). A real
+// NIC has no such credit (depth 0, the default).
 #pragma once
 
 #include <array>
@@ -73,8 +78,9 @@ class SharedLinks {
   struct Link {
     int cap = 0;
     bool dirty = false;
-    double credit = 0;      // bytes it lets through at once (token bucket)
-    double idle_since = 0;  // when its last message ended (it earns credit while idle)
+    double credit = 0;  // bytes it lets through at once (token bucket), as of `since`
+    double since = 0;
+    double load = 0;    // the sum of its messages' rates: it earns credit at (1 - load / cap)
     std::vector<std::uint32_t> flows;  // slots of the messages on it now
   };
   // Kept between simulations (SimWorkspace) so that a sweep allocates once.
@@ -104,10 +110,9 @@ class SharedLinks {
   void set_burst(double depth, double per_byte);
 
   // The bytes of a message of `bytes` (on the wire, (m-1) of m) starting at t
-  // over `ids` that pass at once: the least credit of its links. Each link
-  // spends what the message takes of its own credit (the bytes it let
-  // through at once); only the rest is left to start() (none: the message
-  // is through at t).
+  // over `ids` that pass at once: the least credit of its links, which each
+  // of them spends; only the rest is left to start() (none: the message is
+  // through at t).
   double take_credit(double t, double bytes, const std::uint32_t* ids, int n);
 
   // A message of `work` s (> 0) for op `op` starts at t over `ids` (1 to
@@ -132,6 +137,8 @@ class SharedLinks {
 
  private:
   void mark(std::uint32_t link);
+  // Brings the link's credit up to t at its current load.
+  void earn(Link& l, double t) const;
   // Slot's message joins (+1) or leaves (-1) its connection.
   void count_exchange(const Flow& f, int delta);
   bool slowed(const Flow& f) const;

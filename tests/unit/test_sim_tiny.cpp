@@ -433,6 +433,28 @@ TEST_CASE("a NIC's burst: a lone message's first bytes pass at once, the link ea
     CHECK(r.rank_done[0] == Approx(2 * kP.o_s + credit));
     CHECK(r.rank_done[1] == Approx(2 * kP.o_s + credit + kP.L + kP.o_r));
   }
+  SECTION("a link that relays bytes paced elsewhere keeps its credit for the next message") {
+    // Rank 0 sends 3000 bytes to rank 2, then 3000 to rank 1, which finds
+    // 1001 bytes left on node 0's way out and 500 earned in o_s: node 1's way
+    // in spends those 1501 and relays the rest at the rate, keeping 2499.
+    // Rank 2, once it has the first message, sends 3000 bytes to rank 1,
+    // after node 1's way in earned 1202 more idle: 3701 >= 2999, through at once.
+    Machine m3 = nic_machine(1, 1);
+    m3.contention.nic_burst_bytes = 4000;
+    ScheduleBuilder a(0, 3), b(1, 3), c(2, 3);
+    const Handle x = a.send(2, Range{Buf::send, 0, 3000});
+    a.send(1, Range{Buf::send, 0, 3000}, {x});
+    b.recv(0, Range{Buf::recv, 0, 3000});
+    b.recv(2, Range{Buf::recv, 3000, 3000});
+    const Handle got = c.recv(0, Range{Buf::recv, 0, 3000});
+    c.send(1, Range{Buf::recv, 0, 3000}, {got});
+    const SimResult r = simulate(m3, {std::move(a).finish(), std::move(b).finish(), std::move(c).finish()}, SimOptions{});
+    const double second_left = 2 * kP.o_s + (w - (credit - w + kP.o_s));
+    CHECK(r.rank_done[0] == Approx(second_left));
+    const double third_start = kP.o_s + kP.L + kP.o_r + kP.o_s;
+    REQUIRE(third_start - second_left == Approx(1202 * kP.G));
+    CHECK(r.rank_done[1] == Approx(third_start + kP.L + kP.o_r));
+  }
   SECTION("a message on a busy link pays all of its bytes") {
     // Two ranks of node 0 send 1000 bytes each to node 1 at once: the first
     // takes the bucket, the second none; they share the NIC for the rest.
