@@ -108,8 +108,10 @@ Bound lower_bound(const Machine& m, Collective c, int p, std::uint64_t count, co
     for (int above = level + 1; above <= top; ++above) G = std::min(G, m.levels[above].loggp.min_G());
     const double bytes = per_block ? static_cast<double>(p - u) * n : n;
     // A shaper's bucket (the simulator's SharedLinks credit) lets each NIC in
-    // pass its depth without the time once, and again only after idling,
-    // when the NIC passes nothing: bytes G <= ports T + nodes x depth.
+    // pass its depth without the time once, and earns more only at the rate
+    // its messages leave unused, so a bucket's bytes and the paced ones
+    // together stay within the rate after the first depth:
+    // bytes G <= ports T + nodes x depth.
     double credit = 0;
     if (opt.contention && level >= m.node_level && m.ranks_per_node() > 0 && m.contention.nic_burst_bytes > 0) {
       double G_max = 0;  // a byte let through saves at most the dearest G of any message

@@ -400,7 +400,7 @@ TEST_CASE("in band: a send posted while its stream's bytes move enters behind th
 // Measured on the emulated cluster (gencoll-loggp's PRTT(1,0,s) against its
 // streams, selection/PROFILES.md): a shaper's bucket lets a lone message's
 // first bytes through at once; a message on a busy link pays all of its own.
-TEST_CASE("a NIC's burst: a lone message's first bytes pass at once, the link earns them back while idle", "[sim][tiny][nic][burst]") {
+TEST_CASE("a NIC's burst: a lone message's first bytes pass at once, the link earns them back at the rate it leaves unused", "[sim][tiny][nic][burst]") {
   SECTION("a message longer than the bucket pays for the rest") {
     const SimResult r = nic_run(2, 1, 1, {{0, 1, 1000}}, 1, 400);
     CHECK(r.rank_done[1] == Approx(kP.o_s + (999 - 400) * kP.G + kP.L + kP.o_r));
