@@ -31,7 +31,7 @@ void SharedLinks::set_burst(double depth, double per_byte) {
   }
 }
 
-void SharedLinks::earn(Link& l, double t) const {
+void SharedLinks::earn(Link& l, double t) {
   if (t > l.since && l.cap > 0)
     l.credit = std::min(burst_, l.credit + (t - l.since) * std::max(0.0, 1 - l.load / l.cap) / per_byte_);
   l.since = t;

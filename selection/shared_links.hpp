@@ -138,7 +138,7 @@ class SharedLinks {
  private:
   void mark(std::uint32_t link);
   // Brings the link's credit up to t at its current load.
-  void earn(Link& l, double t) const;
+  void earn(Link& l, double t);
   // Slot's message joins (+1) or leaves (-1) its connection.
   void count_exchange(const Flow& f, int delta);
   bool slowed(const Flow& f) const;

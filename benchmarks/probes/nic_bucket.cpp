@@ -26,7 +26,6 @@ double now() { return MPI_Wtime(); }
 double us(double s) { return s * 1e6; }
 
 struct Probe {
-  int rank;
   std::vector<char> a = std::vector<char>(4 * kBlock), b = std::vector<char>(4 * kBlock);
   char byte = 0;
 
@@ -54,7 +53,7 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return 2;
   }
-  Probe x{r};
+  Probe x;
   const int K = kBlock;
   // htb's per-peer classes start with a bucket of their own (at a nominal
   // rate, so it never refills within a run); one stream per pair spends it.
