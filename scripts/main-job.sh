@@ -22,11 +22,12 @@
 #   --min BYTES   smallest message measured (default 8; allgather's blocks from
 #                 the first power of two whose buffers reach BYTES)
 #   --merge DIR   continue the run in DIR (a results directory of this
-#                 script, same shape) to larger sizes: reuse its profile (no
-#                 profiling), measure from --min, and score DIR's
-#                 measurements below --min with these as one run, so a sweep
-#                 too long for one sitting (a device call's 10 minutes) runs
-#                 in two: first --max M, then --merge DIR --min 2M --max M2
+#                 script, same shape): reuse its profile (no profiling),
+#                 measure --min to --max, and score DIR's measurements
+#                 outside that range with these as one run, so a sweep too
+#                 long for one sitting (a device call's 10 minutes) runs in
+#                 two: first --max M, then --merge DIR --min 2M --max M2;
+#                 sizes DIR skipped are filled in the same way
 #   --iters N     timed iterations per point (default 50; fewer where one call
 #                 takes over --max-time)
 #   --max-time S  seconds per point and round (default 0.25)
@@ -141,7 +142,12 @@ if [ -n "$merge" ]; then
   [ -z "$out" ] || [ "$(cd "$out" 2>/dev/null && pwd)" != "$merge" ] || die "--merge $merge: give another --out (this run's files would replace its)"
   mranks=$(awk -F, 'NR == 2 { print $3 }' "$merge/sweep.csv")
   [ "$mranks" = "$np" ] || die "--merge $merge: measured on $mranks ranks, this run has $np"
+  # The tuned file covers DIR's sizes above --max too, so that they are
+  # scored against this run's predictions.
+  mmax=$(awk -F, 'NR > 1 && $6 != "allgather" && $8 + 0 > m { m = $8 + 0 } END { print m + 0 }' "$merge/sweep.csv")
 fi
+tune_max=$max
+if [ -n "$merge" ] && [ "$mmax" -gt "$max" ]; then tune_max=$mmax; fi
 # Ranks per core on one host decide binding and MPICH's waits.
 oversub=0
 if [ "$per_host" -gt "$cores" ]; then oversub=1; fi
@@ -218,7 +224,7 @@ source "$top/scripts/machine-info.sh"
 
 if [ -n "$merge" ]; then
   log "continuing $merge from $min B: its profile, no profiling"
-  echo "merged: $merge's profile, and its measurements below $min B" >> "$out/machine.txt"
+  echo "merged: $merge's profile, and its measurements outside $min-$max B" >> "$out/machine.txt"
   cp "$merge/profile.json" "$out/profile.json"
   [ ! -f "$merge/profile-raw.csv" ] || cp "$merge/profile-raw.csv" "$out/profile-raw.csv"
 else
@@ -230,7 +236,7 @@ fi
 log "tuning (gencoll-tune on the measured profile)"
 shape=(--comm-sizes "$np")
 if [ "$hosts" -gt 1 ] && [ $(( hosts * per_host )) = "$np" ]; then shape=(--shapes "${hosts}x${per_host}"); fi
-"$build/selection/gencoll-tune" --profile "$out/profile.json" "${shape[@]}" --min-size 8 --max-size "$max" \
+"$build/selection/gencoll-tune" --profile "$out/profile.json" "${shape[@]}" --min-size 8 --max-size "$tune_max" \
   --out "$out" --name tuned --no-plot > "$out/tune.log"
 
 # Where the profile found the NICs passing a burst at once (a shaper's token
@@ -313,11 +319,14 @@ sweep "$out/tuned-run.csv" tuned native -genv MPIR_CVAR_COLL_SELECTION_TUNING_JS
   "${no_device[@]}" > "$out/tuned-run.txt"
 
 if [ -n "$merge" ]; then
-  # DIR's rows below this run's sizes, ahead of this run's (same header).
+  # DIR's rows below this run's sizes, this run's, then DIR's above them
+  # (same header).
   for f in sweep.csv tuned-run.csv; do
     { head -n 1 "$out/$f"
       awk -F, -v min="$min" -v agmin="$agmin" 'FNR > 1 && $8 + 0 < ($6 == "allgather" ? agmin : min)' "$merge/$f"
-      tail -n +2 "$out/$f"; } > "$out/$f.new"
+      tail -n +2 "$out/$f"
+      awk -F, -v max="$max" -v agmax="$agmax" 'FNR > 1 && $8 + 0 > ($6 == "allgather" ? agmax : max)' "$merge/$f"
+    } > "$out/$f.new"
     mv "$out/$f.new" "$out/$f"
   done
 fi

@@ -18,7 +18,8 @@
 #   5. nic_share runs across hosts, no faster than the links allow;
 #   6. the README's first command in small (main-job.sh --emulate 2x1 up to
 #      16 KiB): profile, tune, measure and report, ranks bound by the binder;
-#      continued to 64 KiB in a second sitting (--merge).
+#      continued to 64 KiB in a second sitting (--merge), and 16-32 KiB
+#      measured again as a gap filled between the two.
 # Skipped (77) where namespaces cannot be made (not root, no CAP_SYS_ADMIN).
 set -u
 top=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -239,6 +240,10 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
     # Continued to larger sizes in a second sitting: the first run's profile
     # and its measurements below --min, each size measured once.
     rows() { awk -F, -v b="$2" 'NR > 1 && $6 == "allreduce" && $8 == b' "$1" | wc -l; }
+    same_rows() {  # SIZE...: as many allreduce rows in mj3 as in mj2 at each
+      local b
+      for b in "$@"; do [ "$(rows "$tmp/mj3/sweep.csv" "$b")" = "$(rows "$tmp/mj2/sweep.csv" "$b")" ] || return 1; done
+    }
     if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --min 32768 --max 65536 \
         --iters 5 --max-time 0.02 --rounds 1 --merge "$tmp/mj" --out "$tmp/mj2" > "$tmp/mj2.out" 2>&1 &&
        [ ! -f "$tmp/mj2/profile.log" ] && cmp -s "$tmp/mj/profile.json" "$tmp/mj2/profile.json" &&
@@ -246,6 +251,17 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
        [ "$(rows "$tmp/mj2/sweep.csv" 16384)" -gt 0 ] && [ "$(rows "$tmp/mj2/sweep.csv" 65536)" -gt 0 ] &&
        grep -q '^| 8 |' "$tmp/mj2/report.md" && grep -q '^| 65536 |' "$tmp/mj2/report.md"; then
       pass "main-job.sh --merge: 8 B to 16 KiB from the first run, 32-64 KiB measured, one report"
+      # A gap filled: sizes on both sides kept, the middle measured once,
+      # and the tuned file reaching the kept 64 KiB.
+      if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --min 16384 --max 32768 \
+          --iters 5 --max-time 0.02 --rounds 1 --merge "$tmp/mj2" --out "$tmp/mj3" > "$tmp/mj3.out" 2>&1 &&
+         same_rows 8 16384 32768 65536 &&
+         awk -F, '$1 == "allreduce" && $3 == 65536 { f = 1 } END { exit !f }' "$tmp/mj3/tuned-picks.csv" &&
+         grep -q '^| 8 |' "$tmp/mj3/report.md" && grep -q '^| 65536 |' "$tmp/mj3/report.md"; then
+        pass "main-job.sh --merge filling 16-32 KiB: 8 B-8 KiB and 64 KiB kept, tuned to 64 KiB, one report"
+      else
+        fail "main-job.sh --merge filling a gap"; tail -n 12 "$tmp/mj3.out" | sed 's/^/    | /'
+      fi
     else
       fail "main-job.sh --merge"; tail -n 12 "$tmp/mj2.out" | sed 's/^/    | /'
     fi
