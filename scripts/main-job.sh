@@ -223,7 +223,7 @@ source "$top/scripts/machine-info.sh"
 } > "$out/machine.txt"
 
 if [ -n "$merge" ]; then
-  log "continuing $merge from $min B: its profile, no profiling"
+  log "continuing $merge with $min-$max B: its profile, no profiling"
   echo "merged: $merge's profile, and its measurements outside $min-$max B" >> "$out/machine.txt"
   cp "$merge/profile.json" "$out/profile.json"
   [ ! -f "$merge/profile-raw.csv" ] || cp "$merge/profile-raw.csv" "$out/profile-raw.csv"
