@@ -92,6 +92,43 @@ void emit_kring_allgather(ScheduleBuilder& b, int k, const BlockLayout& l,
   const int s = gr.size(a);
   const int next = a * k + (m + 1) % s, prev = a * k + (m + s - 1) % s;
   std::vector<int> held;
+  // A group of two is an exchange, round by round of phase A: the blocks
+  // that came in round t go out, and the partner's of round t are received,
+  // posted once this rank's round-t blocks are there (with none in round t,
+  // those of the round before). A receive posted at the start answers the
+  // partner's rendezvous at once, and over TCP this rank's own request then
+  // waits behind the partner's data (coll/exchanges.hpp). Written all sends
+  // first, the first receive waited for the last phase-A block (paired with
+  // the last send) and the others were free from the start: 8 hosts x 1 at
+  // 10 Mbit/s, 32 KiB blocks, 240 ms where the ring took 198; 198 so.
+  if (s == 2) {
+    std::vector<int> in;
+    std::vector<Handle> ready;  // what this rank's blocks of the round wait for
+    gr.holdings(a, m, held);
+    gr.holdings(a, 1 - m, in);
+    std::size_t h = 0, j = 0;
+    for (int t = 0; t < gr.g; ++t) {
+      const int b_t = ((a - t) % gr.g + gr.g) % gr.g;
+      const auto in_round = [&](int x) { return gr.group_of(x) == b_t; };
+      std::vector<Handle> now;
+      for (; h < held.size() && in_round(held[h]); ++h) {
+        if (l.size(held[h]) == 0) continue;
+        const std::vector<Handle>& d = deps_of(held[h]);
+        now.insert(now.end(), d.begin(), d.end());
+        forward(next, held[h]);
+      }
+      if (!now.empty()) ready = std::move(now);
+      for (; j < in.size() && in_round(in[j]); ++j) {
+        const int x = in[j];
+        if (l.size(x) == 0) continue;
+        std::vector<Handle> d = before[x];
+        d.insert(d.end(), ready.begin(), ready.end());
+        arrived[x] = b.recv(prev, l.block(x), d);
+        have[x] = true;
+      }
+    }
+    return;
+  }
   for (int u = 1; u < s; ++u) {
     gr.holdings(a, (m - u + 1 + s) % s, held);
     for (int x : held)
