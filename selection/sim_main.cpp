@@ -358,6 +358,9 @@ int run_one(const Args& a, const Machine& m, int p) {
             << "\nbound_fraction: " << (r.time > 0 ? b.time / r.time : 0) << "\nsteps: " << r.steps
             << "\nmessages: " << r.messages << "\nbytes_sent: " << r.bytes_sent << "\nevents: " << r.events
             << "\nsimulation_wall_s: " << wall << "\n";
+  if (r.exchanges_behind > 0)
+    std::cout << "exchanges_behind: " << r.exchanges_behind
+              << " (messages held behind their partner's: both sides posted the exchange's receive early)\n";
   if (a.per_rank)
     for (int i = 0; i < p; ++i) std::cout << "rank " << i << ": " << r.rank_done[i] * 1e6 << " us\n";
   return 0;

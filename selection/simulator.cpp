@@ -419,8 +419,10 @@ class Engine {
       const std::uint32_t from = ops_[i].rank, to = ops_[ops_[i].partner].rank;
       std::uint32_t behind = kNone;
       if (const auto f = flowing_.find(stream(to, from)); f != flowing_.end()) behind = f->second;
-      else if (const auto a = answered_.find(stream(to, from)); a != answered_.end() && apart(i, a->second))
+      else if (const auto a = answered_.find(stream(to, from)); a != answered_.end() && apart(i, a->second)) {
         behind = a->second;
+        if (!receive_first_) ++result_.exchanges_behind;
+      }
       if (behind != kNone) {
         waiting_.push_back(Waiting{behind, i, t});
         return;

@@ -38,6 +38,11 @@ struct SimResult {
   std::uint64_t messages = 0;
   std::uint64_t bytes_sent = 0;
   std::uint64_t events = 0;       // events popped from the queue
+  // Rendezvous messages held behind their partner's message because both
+  // sides posted the exchange's receive early (see the engine's apart()):
+  // over TCP such an exchange sends its two messages one after the other.
+  // A schedule that posts each receive with its send has none.
+  std::uint64_t exchanges_behind = 0;
 };
 
 // The buffers of one simulation (the replay's arrays, the event queue, the
