@@ -247,9 +247,10 @@ class Engine {
 
   SimResult run() {
     if (ops_.size() >= kNicStart) throw std::runtime_error("simulator: more than 2^31 steps in one collective");
-    tracks_releases_ = in_band_;
-    if (tracks_releases_) note_start_releases();
-    if (in_band_) ready_at_.assign(ops_.size(), 0.0);
+    if (in_band_) {
+      note_start_releases();
+      ready_at_.assign(ops_.size(), 0.0);
+    }
     for (std::uint32_t i = 0; i < ops_.size(); ++i)
       if (ops_[i].pending == 0) ready(i, 0.0);
     while (!queue_.empty()) {
@@ -459,7 +460,6 @@ class Engine {
   // Mbit/s with this, 0.74-0.77 without; no schedule of today's generators
   // meets the condition in any kept run.
   bool apart(std::uint32_t i, std::uint32_t j) const {
-    if (!tracks_releases_) return false;
     const bool released_apart = released_[i] != ops_[j].rank + 1 || released_[j] != ops_[i].rank + 1;
     if (receive_first_ || !released_apart) return released_apart;
     const double h = handshake_[ops_[i].level];
@@ -651,7 +651,7 @@ class Engine {
     for (std::uint32_t k = rp_.succ_begin[i]; k < rp_.succ_begin[i + 1]; ++k) {
       const std::uint32_t s = rp_.succ[k];
       if (--ops_[s].pending == 0) {
-        if (tracks_releases_) note_release(s, i);
+        if (in_band_) note_release(s, i);
         ready(s, t);
       }
     }
@@ -718,7 +718,6 @@ class Engine {
   static constexpr std::uint32_t kNone = 0xffffffff;
   bool in_band_ = false;
   const bool receive_first_;
-  bool tracks_releases_ = false;
   std::unordered_map<std::uint64_t, std::uint32_t> flowing_;   // bytes moving
   std::unordered_map<std::uint64_t, std::uint32_t> answered_;  // answered, moving or about to
   std::vector<Waiting> waiting_;
