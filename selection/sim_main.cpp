@@ -63,6 +63,10 @@ Output
                         registers; fixed: those without a radix; a collective: those
                         it has); test scripts take their lists from it
   --per-rank            also each rank's completion time
+  --timeline FILE       also each step's start and finish, CSV (rank,step,kind,peer,
+                        op_bytes,start_us,done_us; "-" for standard output), to set
+                        beside a measured run's GENCOLL_TRACE
+                        (benchmarks/trace_compare.py)
   --goal FILE           write the configuration's schedules as LogGOPSim GOAL text
                         ("-" for standard output) and exit
   --sweep               simulate collectives x algorithms x radices x sizes, CSV on
@@ -93,7 +97,7 @@ std::string help() {
 }
 
 struct Args {
-  std::string profile, flat, goal, out;
+  std::string profile, flat, goal, out, timeline;
   int nodes = 2, ranks = 0, root = 0, threads = 0;
   std::string coll = "allreduce", alg = "recursive_multiplying", buffers;
   int k = 2;
@@ -171,6 +175,7 @@ Args parse_args(int argc, char** argv) {
     else if (o == "--smp") a.smp = true;
     else if (o == "--per-rank") a.per_rank = true;
     else if (o == "--goal") a.goal = value();
+    else if (o == "--timeline") a.timeline = value();
     else if (o == "--sweep") a.sweep = true;
     else if (o == "--collectives") a.colls = value();
     else if (o == "--algorithms") a.algs = value();
@@ -209,7 +214,32 @@ SimOptions options(const Args& a) {
   o.elem_bytes = a.elem;
   o.contention = a.contention;
   o.buffers = a.buffers.empty() ? Buffers::profile : a.buffers == "device" ? Buffers::device : Buffers::host;
+  o.timeline = !a.timeline.empty();
   return o;
+}
+
+// --timeline: every rank's steps (generated again, as the simulation did)
+// with the times the engine gave them.
+void write_timeline(const std::string& path, const Machine& m, const SimOptions& opt, const CollParams& prm,
+                    std::uint32_t elem, const SimResult::Timeline& tl) {
+  std::ofstream file;
+  if (path != "-") {
+    file.open(path);
+    if (!file) usage_error("--timeline: cannot write \"" + path + "\"");
+  }
+  std::ostream& out = path == "-" ? std::cout : file;
+  out << "rank,step,kind,peer,op_bytes,start_us,done_us\n";
+  for (int r = 0; r < prm.p; ++r) {
+    const Schedule s = generate(rank_params(m, opt, prm, r));
+    for (std::size_t i = 0; i < s.steps.size(); ++i) {
+      const Step& st = s.steps[i];
+      const bool message = st.kind == StepKind::send || st.kind == StepKind::recv;
+      const std::size_t at = tl.rank_begin[static_cast<std::size_t>(r)] + i;
+      out << r << ',' << i << ',' << to_string(st.kind) << ',' << (message ? st.peer : -1) << ','
+          << (st.kind == StepKind::recv ? st.dst.count : st.src.count) * elem << ',' << tl.start[at] * 1e6 << ','
+          << tl.done[at] * 1e6 << '\n';
+    }
+  }
 }
 
 // --smp's nodes: the profile's, where p spans more than one of several ranks.
@@ -363,6 +393,7 @@ int run_one(const Args& a, const Machine& m, int p) {
               << " (messages held behind their partner's: both sides posted the exchange's receive early)\n";
   if (a.per_rank)
     for (int i = 0; i < p; ++i) std::cout << "rank " << i << ": " << r.rank_done[i] * 1e6 << " us\n";
+  if (!a.timeline.empty()) write_timeline(a.timeline, m, opt, prm, a.elem, r.timeline);
   return 0;
 }
 
@@ -370,6 +401,8 @@ int run_one(const Args& a, const Machine& m, int p) {
 
 int main(int argc, char** argv) {
   const Args a = parse_args(argc, argv);
+  if (a.sweep && !a.timeline.empty()) usage_error("--timeline is for one configuration, not a --sweep");
+  if (!a.goal.empty() && !a.timeline.empty()) usage_error("--timeline simulates; --goal only writes the schedules");
   Machine m;
   try {
     m = make_machine(a);

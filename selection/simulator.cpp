@@ -217,6 +217,7 @@ class Engine {
         receive_first_(opt.receive_first),
         released_(ws.released),
         ready_at_(ws.ready_at),
+        timeline_(opt.timeline),
         queue_(queue) {
     // NIC links: each node's way out, then its way in.
     for (std::size_t n = 0; n < 2 * nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(n), node_radix_);
@@ -236,6 +237,11 @@ class Engine {
     copy_free_.assign(rp_.ranks(), 0.0);
     mpi_hold_.assign(rp_.ranks(), 0.0);
     result_.rank_done.assign(rp_.ranks(), 0.0);
+    if (timeline_) {
+      result_.timeline.rank_begin = rp_.rank_begin;
+      result_.timeline.start.assign(ops_.size(), -1.0);
+      result_.timeline.done.assign(ops_.size(), -1.0);
+    }
     for (const Level& l : m.levels) {
       curves_.push_back(CachedCurve{&l.loggp, -1, Loggp{}});
       // A rendezvous control message's one-way time: the level's 1-byte message.
@@ -294,6 +300,7 @@ class Engine {
 
   void ready(std::uint32_t i, double t) {
     if (in_band_) ready_at_[i] = t;
+    if (timeline_) result_.timeline.start[i] = t;
     switch (ops_[i].kind) {
       case OpKind::send: start_send(i, t); break;
       case OpKind::recv: post_recv(i, t); break;
@@ -642,6 +649,7 @@ class Engine {
   void finish(std::uint32_t i, double at) {
     ++finished_;
     ops_[i].state = kFinished;
+    if (timeline_) result_.timeline.done[i] = at;
     double& done = result_.rank_done[ops_[i].rank];
     done = std::max(done, at);
     if (rp_.succ_begin[i] != rp_.succ_begin[i + 1]) push(at, kDone, i);
@@ -727,6 +735,7 @@ class Engine {
   std::vector<std::uint32_t>& released_;
   // On an in-band level: when each op became ready (a receive: was posted).
   std::vector<double>& ready_at_;
+  const bool timeline_;
   Queue queue_;
   std::uint64_t seq_ = 0;
   std::size_t finished_ = 0;

@@ -29,6 +29,10 @@ struct SimOptions {
   // (wait_as_sendrecv()); a caller of simulate(Machine, schedules, ...)
   // applies that to its schedules itself.
   bool receive_first = false;
+  // Also each step's start and finish (SimResult::timeline): for setting a
+  // measured run's trace beside the model's (GENCOLL_TRACE,
+  // benchmarks/trace_compare.py).
+  bool timeline = false;
 };
 
 struct SimResult {
@@ -43,6 +47,12 @@ struct SimResult {
   // over TCP such an exchange sends its two messages one after the other.
   // A schedule that posts each receive with its send has none.
   std::uint64_t exchanges_behind = 0;
+  // With SimOptions::timeline: rank r's step i is entry rank_begin[r] + i,
+  // which became ready at start[] and finished at done[] (s).
+  struct Timeline {
+    std::vector<std::uint32_t> rank_begin;
+    std::vector<double> start, done;
+  } timeline;
 };
 
 // The buffers of one simulation (the replay's arrays, the event queue, the

@@ -35,6 +35,11 @@
  *       through no link this rank shares with other peers (shared memory
  *       within a node), so sends to such peers need not keep an order that
  *       is only a shared link's (see gencoll_run_blocked)
+ * and, optionally, define GENCOLL_RUN_CLOCK and
+ *   double gencoll_run_clock(GENCOLL_RUN_CTX *)   seconds from any origin
+ *       for gencoll_run_program_traced, which notes when each op started and
+ *       when the runner saw it finish (GENCOLL_TRACE in the MPICH glue); the
+ *       untraced run compiles without any of it
  */
 #ifndef GENCOLL_RUN_H_INCLUDED
 #define GENCOLL_RUN_H_INCLUDED
@@ -63,6 +68,17 @@ struct gencoll_fault {
 #else
 #define GENCOLL_RUN_ALWAYS_INLINE inline
 #define GENCOLL_RUN_COLD
+#endif
+
+/* Op i's start (e = 0) or finish (e = 1) in a traced run: times[2i + e]. */
+#ifdef GENCOLL_RUN_CLOCK
+#define GENCOLL_RUN_MARK(c, trace, i, e) \
+    do { \
+        if (trace) \
+            (trace)[2 * (size_t) (i) + (e)] = gencoll_run_clock(c); \
+    } while (0)
+#else
+#define GENCOLL_RUN_MARK(c, trace, i, e) ((void) (trace))
 #endif
 
 /* A transport call's result, with the injected failure where it falls. */
@@ -96,9 +112,9 @@ static GENCOLL_RUN_ALWAYS_INLINE void gencoll_run_release(const struct gencoll_p
  * could start before it finishes, so the glue may block) or a local op run.
  * Returns its error (0 or the first of its calls); *posted = 1 when a
  * message stays in flight. */
-static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_step(GENCOLL_RUN_CTX * c, const struct gencoll_program *p,
-                                                      const struct gencoll_op *o, uint32_t i, int alone,
-                                                      int *posted, const struct gencoll_fault *fault, long *calls)
+static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_do_step(GENCOLL_RUN_CTX * c, const struct gencoll_program *p,
+                                                         const struct gencoll_op *o, uint32_t i, int alone,
+                                                         int *posted, const struct gencoll_fault *fault, long *calls)
 {
     int rc = 0;
     *posted = 0;
@@ -131,6 +147,19 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_step(GENCOLL_RUN_CTX * c, const
         default:
             return GENCOLL_RUN_EBUG;
     }
+}
+
+/* The step with its start and, unless it stays in flight, its finish traced. */
+static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_step(GENCOLL_RUN_CTX * c, const struct gencoll_program *p,
+                                                      const struct gencoll_op *o, uint32_t i, int alone,
+                                                      int *posted, const struct gencoll_fault *fault, long *calls,
+                                                      double *trace)
+{
+    GENCOLL_RUN_MARK(c, trace, i, 0);
+    const int rc = gencoll_run_do_step(c, p, o, i, alone, posted, fault, calls);
+    if (!*posted)
+        GENCOLL_RUN_MARK(c, trace, i, 1);
+    return rc;
 }
 
 #define GENCOLL_RUN_NONE UINT32_MAX
@@ -255,7 +284,8 @@ struct gencoll_line_wait {
 static GENCOLL_RUN_COLD struct gencoll_line_wait gencoll_run_line_wait(GENCOLL_RUN_CTX * c, int until_recv,
                                                                        uint32_t recv, uint32_t * sends,
                                                                        size_t nsends, int first,
-                                                                       const struct gencoll_fault *fault, long calls)
+                                                                       const struct gencoll_fault *fault, long calls,
+                                                                       double *trace)
 {
     uint32_t done[GENCOLL_RUN_LINE_SENDS + 1];
     struct gencoll_line_wait w = { first, recv, nsends, calls };
@@ -271,6 +301,7 @@ static GENCOLL_RUN_COLD struct gencoll_line_wait gencoll_run_line_wait(GENCOLL_R
             return w;
         }
         for (size_t j = 0; j < n; j++) {
+            GENCOLL_RUN_MARK(c, trace, done[j], 1);
             const size_t h = gencoll_run_find(sends, w.nsends, done[j]);
             if (h < w.nsends) {
                 sends[h] = sends[--w.nsends];
@@ -306,9 +337,10 @@ static GENCOLL_RUN_COLD struct gencoll_line_wait gencoll_run_line_wait(GENCOLL_R
  * for still goes out and no peer hangs (MPICH's collectives carry on after a
  * failure the same way). Only scratch that cannot be had stops it at once.
  * Returns 0, the first error, or GENCOLL_RUN_EBUG. `fault`: NULL, or a
- * failure to inject. */
+ * failure to inject; `trace`: NULL, or 2 x p->nops times (gencoll_run_program_traced). */
 static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * c, const struct gencoll_program *p,
-                                                              uint32_t * work, const struct gencoll_fault *fault)
+                                                              uint32_t * work, const struct gencoll_fault *fault,
+                                                              double *trace)
 {
     uint32_t *pending = work + 1, *ready = work + 1 + p->nops;
     /* The ready ops: those pushed as their dependencies finish, above the
@@ -341,7 +373,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
                     continue;   /* it finished as it was posted */
                 /* The calls are counted for an injected failure alone. */
                 const struct gencoll_line_wait w =
-                    gencoll_run_line_wait(c, 1, recv, sends, nsends, first, fault, fault ? calls : 0);
+                    gencoll_run_line_wait(c, 1, recv, sends, nsends, first, fault, fault ? calls : 0, trace);
                 /* Stopped with the receive in flight: the wait broke. */
                 if (w.rc == GENCOLL_RUN_EBUG || w.recv != GENCOLL_RUN_NONE)
                     return w.rc;
@@ -361,7 +393,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
             const uint32_t what = e & ~GENCOLL_LINE_OP;
             const int run = what == GENCOLL_LINE_RUN ||
                 (what == GENCOLL_LINE_CHAIN && (s == p->nline || gencoll_run_chain_alone(c, p, i, p->line[s])));
-            rc = gencoll_run_step(c, p, o, i, run, &posted, fault, &calls);
+            rc = gencoll_run_step(c, p, o, i, run, &posted, fault, &calls, trace);
             if (rc == GENCOLL_RUN_EBUG)
                 return rc;
             if (rc != 0 && first == 0)
@@ -387,7 +419,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
                 return GENCOLL_RUN_EBUG;
             if (nsends == 0)
                 return first;
-            return gencoll_run_line_wait(c, 0, recv, sends, nsends, first, fault, fault ? calls : 0).rc;
+            return gencoll_run_line_wait(c, 0, recv, sends, nsends, first, fault, fault ? calls : 0, trace).rc;
         }
     }
     if (work[0] != GENCOLL_WORK_AT_REST && p->nops > 0)
@@ -444,7 +476,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
             const uint32_t i = nready > 0 ? ready[--nready] : p->initial[--ninitial];
             const struct gencoll_op *o = &p->ops[i];
             rc = gencoll_run_step(c, p, o, i, nready == 0 && ninitial == 0 && in_flight == 0, &posted, fault,
-                                  &calls);
+                                  &calls, trace);
             if (rc == GENCOLL_RUN_EBUG)
                 return rc;
             if (rc != 0 && first == 0)
@@ -472,6 +504,7 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program_body(GENCOLL_RUN_CTX * 
         }
         in_flight -= n;
         for (size_t j = 0; j < n; j++) {
+            GENCOLL_RUN_MARK(c, trace, done[j], 1);
             finished++;
             gencoll_run_release(p, &p->ops[done[j]], pending, ready, &nready);
         }
@@ -488,8 +521,20 @@ static GENCOLL_RUN_ALWAYS_INLINE int gencoll_run_program(GENCOLL_RUN_CTX * c, co
                                const struct gencoll_fault *fault)
 {
     if (fault != NULL)
-        return gencoll_run_program_body(c, p, work, fault);
-    return gencoll_run_program_body(c, p, work, NULL);
+        return gencoll_run_program_body(c, p, work, fault, NULL);
+    return gencoll_run_program_body(c, p, work, NULL, NULL);
 }
+
+#ifdef GENCOLL_RUN_CLOCK
+/* A run that notes each op's start and finish in times[2 op], times[2 op + 1]
+ * (seconds of gencoll_run_clock; ops that never ran keep what was there): a
+ * third copy of the body, out of line, so the others carry none of it. */
+static GENCOLL_RUN_COLD int gencoll_run_program_traced(GENCOLL_RUN_CTX * c, const struct gencoll_program *p,
+                                                       uint32_t * work, const struct gencoll_fault *fault,
+                                                       double *times)
+{
+    return gencoll_run_program_body(c, p, work, fault, times);
+}
+#endif
 
 #endif /* GENCOLL_RUN_H_INCLUDED */

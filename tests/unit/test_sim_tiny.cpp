@@ -85,6 +85,31 @@ TEST_CASE("a receive posted late completes o_r after it is posted", "[sim][tiny]
   CHECK(r.rank_done[1] == Approx(10 * us + kP.o_r));
 }
 
+TEST_CASE("the timeline: each step's start and finish, rank by rank", "[sim][tiny]") {
+  Machine m = flat_machine(kP);
+  m.local.copy_host = 10 * ns;
+  const auto pair = [] {
+    ScheduleBuilder a(0, 2), b(1, 2);
+    a.send(1, Range{Buf::send, 0, 10});
+    const Handle cp = b.copy(Range{Buf::send, 0, 1000}, Range{Buf::tmp, 0, 1000});
+    b.recv(0, recv_buf(10), {cp});
+    return std::vector<Schedule>{std::move(a).finish(), std::move(b).finish()};
+  };
+  SimOptions opt;
+  opt.timeline = true;
+  const SimResult r = simulate(m, pair(), opt);
+  const SimResult::Timeline& t = r.timeline;
+  REQUIRE(t.rank_begin == std::vector<std::uint32_t>{0, 1, 3});
+  CHECK(t.start[0] == 0);  // rank 0's send
+  CHECK(t.done[0] == Approx(kP.o_s + 9 * kP.G));
+  CHECK(t.start[1] == 0);  // rank 1's copy
+  CHECK(t.done[1] == Approx(10 * us));
+  CHECK(t.start[2] == Approx(10 * us));  // its receive, posted after the copy
+  CHECK(t.done[2] == Approx(10 * us + kP.o_r));
+  CHECK(t.done[2] == r.time);
+  CHECK(simulate(m, pair(), SimOptions{}).timeline.start.empty());
+}
+
 TEST_CASE("local steps: bytes x cost per byte, one at a time per rank, plus launch on device buffers", "[sim][tiny]") {
   Machine m = flat_machine(kP);
   m.local.reduce_host = 2 * ns;

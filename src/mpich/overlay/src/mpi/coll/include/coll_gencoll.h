@@ -44,6 +44,9 @@ int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *call, const struct ge
 
 /* GENCOLL_INJECT_FAULT's rank (tests only), -1 when unset. */
 extern int MPII_Gencoll_inject_rank;
+/* 1 when calls are instrumented (failures injected, GENCOLL_TRACE): every
+ * call then takes MPII_Gencoll_run. */
+extern int MPII_Gencoll_instrumented;
 
 /* The programs of a communicator's recent call shapes, four per collective
  * (a loop's calls, such as a benchmark's and the one-byte bcast of MPICH's own
@@ -100,12 +103,12 @@ static inline int MPII_Gencoll_same_shape(const struct MPII_Gencoll_shape *s, ui
 /* A call: the program of the communicator's last call of the collective when
  * this one has its shape (a loop's calls), found here in the algorithm's own
  * frame where its collective and algorithm are constants; everything else
- * (the debug line, injected failures, one process, another shape) through
+ * (the debug line, injected failures or tracing, one process, another shape) through
  * MPII_Gencoll_run. A zero count never matches: no shape is kept for one. */
 static inline int MPII_Gencoll_call_run(const struct MPII_Gencoll_call *c)
 {
     const struct MPII_Gencoll_comm *g = c->comm_ptr->gencoll;
-    if (g != NULL && !MPIR_CVAR_GENCOLL_DEBUG && MPII_Gencoll_inject_rank < 0) {
+    if (g != NULL && !MPIR_CVAR_GENCOLL_DEBUG && !MPII_Gencoll_instrumented) {
         const struct MPII_Gencoll_shape *s = &g->shape[c->coll][0];
         if (s->hold != NULL && MPII_Gencoll_same_shape(s, (uint64_t) c->count, MPII_Gencoll_shape_key_of(c)))
             return s->alone != NULL ? MPII_Gencoll_run_alone(c, s->alone)

@@ -250,7 +250,19 @@ static void gencoll_run_failed(struct gencoll_ctx *c, int mpi_errno)
             MPIR_ERR_PROC_FAILED : MPIR_ERR_OTHER;
 }
 
+/* The traced run's clock (GENCOLL_TRACE): MPI_Wtime's. */
+static double gencoll_run_clock(struct gencoll_ctx *c)
+{
+    (void) c;
+    MPL_time_t t;
+    double seconds;
+    MPL_wtime(&t);
+    MPL_wtime_todouble(&t, &seconds);
+    return seconds;
+}
+
 #define GENCOLL_RUN_CTX struct gencoll_ctx
+#define GENCOLL_RUN_CLOCK
 #include "gencoll_run.h"
 
 /* The memo of a communicator's call shapes (coll_gencoll.h): released with it. */
@@ -402,6 +414,72 @@ static int gencoll_injected(struct gencoll_fault *f, MPIR_Comm * comm_ptr)
     return 1;
 }
 
+/* GENCOLL_TRACE=DIR: every program this process runs writes, per op, when it
+ * started and when the runner saw it finish, in microseconds from the run's
+ * start, to DIR/trace.<rank of MPI_COMM_WORLD>.csv; benchmarks/trace_compare.py
+ * sets them beside the simulator's (gencoll-sim --timeline). A diagnostic:
+ * the times are read around each step, and one-message programs take the
+ * runner too. */
+int MPII_Gencoll_instrumented;
+static char *gencoll_trace_dir;
+static FILE *gencoll_trace_file;
+static long gencoll_trace_calls;
+
+__attribute__((noinline, cold))
+static int gencoll_trace_run(struct gencoll_ctx *c, const struct gencoll_program *program, uint32_t * work,
+                             const struct gencoll_fault *fault)
+{
+    const struct MPII_Gencoll_call *a = c->a;
+    double *times = MPL_malloc((2 * program->nops + 1) * sizeof(double), MPL_MEM_COLL);
+    if (!times)
+        return gencoll_run_program(c, program, work, fault);
+    for (size_t i = 0; i < 2 * program->nops; i++)
+        times[i] = -1;
+    const double t0 = gencoll_run_clock(c);
+    const int rc = gencoll_run_program_traced(c, program, work, fault, times);
+    if (!gencoll_trace_file) {
+        const size_t n = strlen(gencoll_trace_dir) + 48;
+        char *path = MPL_malloc(n, MPL_MEM_COLL);
+        if (path) {
+            snprintf(path, n, "%s/trace.%d.csv", gencoll_trace_dir, MPIR_Process.comm_world->rank);
+            gencoll_trace_file = fopen(path, "w");
+            if (!gencoll_trace_file)
+                fprintf(stderr, "gencoll: GENCOLL_TRACE: cannot write %s: %s\n", path, strerror(errno));
+            else
+                fputs("call,collective,algorithm,k,bytes,elem_bytes,ranks,root,rank,op,kind,peer,op_bytes,"
+                      "start_us,done_us\n", gencoll_trace_file);
+            MPL_free(path);
+        }
+        if (!gencoll_trace_file) {
+            MPL_free(gencoll_trace_dir);        /* said once; no more tracing */
+            gencoll_trace_dir = NULL;
+            MPII_Gencoll_instrumented = MPII_Gencoll_inject_rank >= 0;
+        }
+    }
+    if (gencoll_trace_file) {
+        static const char *const kinds[] = { "send", "recv", "reduce", "copy", "fold", "permute" };
+        MPI_Aint type_size;
+        MPIR_Datatype_get_size_macro(a->datatype, type_size);
+        const long call = gencoll_trace_calls++;
+        for (uint32_t i = 0; i < program->nops; i++) {
+            const struct gencoll_op *o = &program->ops[i];
+            const int message = o->kind == GENCOLL_OP_SEND || o->kind == GENCOLL_OP_RECV;
+            const unsigned long long count = o->kind == GENCOLL_OP_RECV ? o->dst.count : o->src.count;
+            fprintf(gencoll_trace_file, "%ld,%s,%s,%d,%ld,%ld,%d,%d,%d,%u,%s,%d,%llu,%.3f,%.3f\n", call,
+                    gencoll_mpich_collective_name(a->coll), gencoll_mpich_algorithm_name(a->alg),
+                    gencoll_mpich_effective_radix(a->alg, a->comm_ptr->local_size, a->k),
+                    (long) (a->count * type_size), (long) type_size, a->comm_ptr->local_size, a->root,
+                    a->comm_ptr->rank, i, o->kind < sizeof(kinds) / sizeof(kinds[0]) ? kinds[o->kind] : "?",
+                    message ? o->peer : -1, count * (unsigned long long) type_size,
+                    times[2 * i] < 0 ? -1 : (times[2 * i] - t0) * 1e6,
+                    times[2 * i + 1] < 0 ? -1 : (times[2 * i + 1] - t0) * 1e6);
+        }
+        fflush(gencoll_trace_file);
+    }
+    MPL_free(times);
+    return rc;
+}
+
 /* MPIR_CVAR_GENCOLL_DEBUG's line, on rank 0 of the communicator. */
 __attribute__((noinline, cold))
 static void gencoll_debug_line(const struct MPII_Gencoll_call *a)
@@ -477,7 +555,7 @@ int MPII_Gencoll_run(const struct MPII_Gencoll_call *a)
     }
 
     /* Injected failures walk the runner's steps (one message too). */
-    if (alone && MPII_Gencoll_inject_rank < 0)
+    if (alone && !MPII_Gencoll_instrumented)
         return MPII_Gencoll_run_alone(a, alone);
     return MPII_Gencoll_run_program(a, program, work);
 }
@@ -507,8 +585,10 @@ int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gen
     MPIR_Datatype_get_extent_macro(a->datatype, c.extent);
 
     struct gencoll_fault fault;
-    int rc = gencoll_run_program(&c, program, work, MPII_Gencoll_inject_rank >= 0 &&
-                                 gencoll_injected(&fault, a->comm_ptr) ? &fault : NULL);
+    const struct gencoll_fault *inject = MPII_Gencoll_inject_rank >= 0 &&
+        gencoll_injected(&fault, a->comm_ptr) ? &fault : NULL;
+    int rc = gencoll_trace_dir ? gencoll_trace_run(&c, program, work, inject) :
+        gencoll_run_program(&c, program, work, inject);
     if (rc != MPI_SUCCESS)
         mpi_errno = gencoll_run_cleanup(&c, rc);
     if (c.active != c.active_inline)
@@ -574,6 +654,13 @@ int MPII_Gencoll_init(void)
         }
         MPII_Gencoll_inject_rank = (int) v;
     }
+    const char *trace = getenv("GENCOLL_TRACE");
+    if (trace && *trace) {
+        gencoll_trace_dir = MPL_strdup(trace);
+        if (!gencoll_trace_dir)
+            MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
+    MPII_Gencoll_instrumented = MPII_Gencoll_inject_rank >= 0 || gencoll_trace_dir != NULL;
     if (gencoll_mpich_abi_version() != GENCOLL_MPICH_ABI_VERSION) {
         char value[96];
         snprintf(value, sizeof(value), "libgencoll-mpich ABI %d, MPICH glue ABI %d: rebuild MPICH",
