@@ -21,7 +21,9 @@ usage: analyze.py --sweep SWEEP.csv --tuned TUNED.csv --picks PICKS.csv
                  rate) is at least 10x the collective's smallest-size latency
                  under MPICH's default, with the simulator's error there
 Writes DIR/report.md, DIR/speedup.dat, DIR/speedup.gp and, with gnuplot,
-DIR/speedup.png; prints the report.
+DIR/speedup.png, and with --link-rate DIR/model-misses.csv (every gencoll
+configuration at the network-bound sizes, farthest from its prediction
+first: what main-job.sh --trace traces); prints the report.
 """
 import argparse
 import csv
@@ -331,6 +333,16 @@ def main():
             for c, t in measured[key].items():
                 if not c.startswith(("native", "mpich:")) and c in predicted.get(key, {}):
                     ratios[(pt["coll"], c.split(":")[0])].append(t / predicted[key][c])
+        misses = sorted(((pt["coll"], c, pt["bytes"], t, predicted[(pt["coll"], pt["bytes"])][c])
+                         for pt in bound for c, t in measured[(pt["coll"], pt["bytes"])].items()
+                         if not c.startswith(("native", "mpich:", "smp+"))
+                         and c in predicted.get((pt["coll"], pt["bytes"]), {})),
+                        key=lambda x: -abs(math.log(x[3] / x[4])))
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "model-misses.csv"), "w") as f:
+            f.write("collective,config,bytes,measured_us,predicted_us,ratio\n")
+            for coll, c, b, t, pr in misses:
+                f.write("%s,%s,%d,%.6g,%.6g,%.4f\n" % (coll, c, b, t, pr, t / pr))
         if ratios:
             out("")
             out("Measured / predicted by algorithm at these sizes (every radix):")

@@ -3,7 +3,8 @@
 the same schedules, to find where a prediction and a measurement part.
 
 The MPICH module writes the trace when GENCOLL_TRACE=DIR is set (one file
-per rank of MPI_COMM_WORLD, DIR/trace.<rank>.csv: each op of each call, when
+per rank of MPI_COMM_WORLD, DIR/trace.<rank>.csv, or packed in
+DIR/traces.tar.gz: each op of each call, when
 the runner started it and when it saw it finish, in microseconds from the
 call's start on that rank); gencoll-sim --timeline gives the model's. Ranks
 that start a call together (gencoll-bench's synced start) share the time
@@ -25,21 +26,34 @@ import collections
 import csv
 import glob
 import os
+import io
 import statistics
 import subprocess
 import sys
+import tarfile
+
+
+def trace_files(trace_dir):
+    """(name, text stream) of each rank's trace: DIR/trace.*.csv, or packed in
+    DIR/traces.tar.gz (as main-job.sh --trace keeps them)."""
+    files = sorted(glob.glob(os.path.join(trace_dir, "trace.*.csv")))
+    if files:
+        return [(f, open(f)) for f in files]
+    packed = os.path.join(trace_dir, "traces.tar.gz")
+    if os.path.exists(packed):
+        with tarfile.open(packed) as t:
+            return [(m.name, io.StringIO(t.extractfile(m).read().decode()))
+                    for m in sorted(t.getmembers(), key=lambda m: m.name) if m.isfile()]
+    sys.exit("trace_compare: no trace.*.csv or traces.tar.gz in %s (run with GENCOLL_TRACE=%s)" % (trace_dir, trace_dir))
 
 
 def read_traces(trace_dir):
     """{config: {rank: [{op: (kind, peer, bytes, start, done)} per call]}};
     a configuration: (collective, algorithm, k, bytes, element bytes, ranks, root)"""
-    files = sorted(glob.glob(os.path.join(trace_dir, "trace.*.csv")))
-    if not files:
-        sys.exit("trace_compare: no trace.*.csv in %s (run with GENCOLL_TRACE=%s)" % (trace_dir, trace_dir))
     configs = collections.OrderedDict()
-    for f in files:
+    for _, fh in trace_files(trace_dir):
         calls = collections.OrderedDict()  # (call id) -> (config, rank, ops)
-        with open(f) as fh:
+        with fh:
             for row in csv.DictReader(fh):
                 key = (row["collective"], row["algorithm"], int(row["k"]), int(row["bytes"]), int(row["elem_bytes"]),
                        int(row["ranks"]), int(row["root"]))

@@ -32,6 +32,12 @@
 #                 takes over --max-time)
 #   --max-time S  seconds per point and round (default 0.25)
 #   --rounds N    interleaved rounds per point, the best kept (default 3)
+#   --trace N     across hosts (--emulate): afterwards, run the N gencoll
+#                 configurations farthest from their prediction at the
+#                 network-bound sizes again with GENCOLL_TRACE, and set each
+#                 rank's per-message times beside the model's
+#                 (trace/*/compare.txt, benchmarks/trace_compare.py;
+#                 default 4, 0: none)
 #   --out DIR     results directory (default benchmarks/results/DATE-WHERE-Nr)
 #   --hostfile F  run across the hosts of a hydra host file (host[:slots] lines)
 #   --emulate NxR run on an emulated cluster of N hosts with R ranks each
@@ -69,7 +75,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
-np= max= min=8 merge= iters=50 max_time=0.25 rounds=3 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0 mtu=()
+np= max= min=8 merge= iters=50 max_time=0.25 rounds=3 trace=4 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0 mtu=()
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -80,6 +86,7 @@ while [ $# -gt 0 ]; do
     --iters) iters=$2; shift 2 ;;
     --max-time) max_time=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
+    --trace) trace=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --hostfile) hostfile=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --emulate) emulate=$2; shift 2 ;;
@@ -96,6 +103,7 @@ while [ $# -gt 0 ]; do
 done
 log() { echo "main-job: $*" >&2; }
 die() { echo "main-job.sh: $*" >&2; exit 2; }
+[[ $trace =~ ^[0-9]+$ ]] || die "--trace $trace: expected a number of configurations (0: none)"
 [ -z "$hostfile" ] || [ -f "$hostfile" ] || die "--hostfile $hostfile: no such file"
 if [ -n "$hostfile" ] && [ -n "$emulate" ]; then die "--hostfile and --emulate exclude each other"; fi
 # Where the ranks run: hosts x ranks per host.
@@ -331,8 +339,27 @@ if [ -n "$merge" ]; then
   done
 fi
 link=()
-[ -n "$emulate" ] && link=(--link-rate "$rate")  # for the network-bound sizes
+[ -n "$emulate" ] && link=(--link-rate "$rate")
+rm -f "$out/model-misses.csv"  # for the network-bound sizes
 python3 "$top/benchmarks/analyze.py" --sweep "$out/sweep.csv" --tuned "$out/tuned-run.csv" \
   --picks "$out/tuned-picks.csv" --predicted "$out/tuned.csv" --out "$out" "${link[@]}" \
   --title "gencoll on $(uname -n): $np ranks on $hosts host(s)${emulate:+ (emulated, $rate NICs)}, $cores cores, $(date +%F)"
+# The configurations the model missed most, once more with every message's
+# times (GENCOLL_TRACE) beside the model's: where a run on a lent machine
+# parts from the prediction, its results then say which messages took the
+# difference.
+if [ "$trace" -gt 0 ] && [ -s "$out/model-misses.csv" ]; then
+  log "tracing the $trace configurations farthest from their prediction"
+  rm -rf "$out/trace"
+  tail -n +2 "$out/model-misses.csv" | head -n "$trace" | while IFS=, read -r coll cfg bytes _; do
+    d="$out/trace/$coll-${cfg//:/-}-$bytes"
+    mkdir -p "$d"
+    launch -genv GENCOLL_TRACE "$d" "$build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "$bytes:$bytes" \
+      -i 8 -x 2 -c --idle "$idle_us" --sweep "$cfg" > "$d/bench.txt" 2>&1 < /dev/null || continue
+    python3 "$top/benchmarks/trace_compare.py" "$d" --profile "$out/profile.json" \
+      --sim "$build/selection/gencoll-sim" > "$d/compare.txt" 2>&1 || true
+    # The per-rank traces stay beside it, packed (a results directory is kept in git).
+    tar -czf "$d/traces.tar.gz" -C "$d" $(cd "$d" && ls trace.*.csv) && rm -f "$d"/trace.*.csv
+  done
+fi
 log "done in $(( $(date +%s) - start )) s; results in $out (report.md, speedup.png)"

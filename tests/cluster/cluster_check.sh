@@ -251,6 +251,19 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
        [ "$(rows "$tmp/mj2/sweep.csv" 16384)" -gt 0 ] && [ "$(rows "$tmp/mj2/sweep.csv" 65536)" -gt 0 ] &&
        grep -q '^| 8 |' "$tmp/mj2/report.md" && grep -q '^| 65536 |' "$tmp/mj2/report.md"; then
       pass "main-job.sh --merge: 8 B to 16 KiB from the first run, 32-64 KiB measured, one report"
+      # --trace (default 4): the configurations farthest from the model at
+      # the network-bound sizes (if any here) traced and set beside it.
+      n=$(tail -n +2 "$tmp/mj2/model-misses.csv" 2>/dev/null | wc -l)
+      if [ ! -f "$tmp/mj2/model-misses.csv" ]; then
+        fail "main-job.sh --emulate wrote no model-misses.csv"
+      elif [ "$n" -eq 0 ]; then
+        pass "main-job.sh --trace: no network-bound sizes at 32-64 KiB here, nothing to trace"
+      elif [ "$(grep -l "calls used: measured [0-9.]* us, model" "$tmp"/mj2/trace/*/compare.txt 2>/dev/null | wc -l)" = \
+             "$(( n < 4 ? n : 4 ))" ] && ls "$tmp"/mj2/trace/*/traces.tar.gz > /dev/null 2>&1; then
+        pass "main-job.sh --trace: the $(( n < 4 ? n : 4 )) worst-predicted configurations traced beside the model"
+      else
+        fail "main-job.sh --trace: $(cat "$tmp"/mj2/trace/*/compare.txt 2>&1 | head -n 5)"
+      fi
       # A gap filled: sizes on both sides kept, the middle measured once,
       # and the tuned file reaching the kept 64 KiB.
       if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --min 16384 --max 32768 \
