@@ -162,7 +162,8 @@ ProfileInput assemble_profile(const RunRecord& run) {
   const std::size_t across = static_cast<std::size_t>(run.plan.node_level) + 1;
   const bool nics = run.node_series && across < run.levels.size() && !run.levels[across].samples.empty();
   std::vector<double> burst_sizes;
-  const double burst = nics ? burst_bytes(run.levels[across].samples, &burst_sizes) : 0;
+  const double burst =
+      nics ? burst_bytes(run.levels[across].samples, &burst_sizes, std::max(run.levels[across].eager_limit, 0.0)) : 0;
   for (std::size_t i = 0; i < run.plan.levels.size(); ++i) {
     MeasuredLevel m;
     m.plan = run.plan.levels[i];

@@ -296,7 +296,7 @@ std::string progress_of(const OverlapSample& s) {
   return receiver ? (sender ? "both" : "receiver") : "independent";
 }
 
-double burst_bytes(const std::vector<SizeSample>& samples, std::vector<double>* used) {
+double burst_bytes(const std::vector<SizeSample>& samples, std::vector<double>* used, double rendezvous_above) {
   if (used) used->clear();
   if (samples.empty()) return 0;
   const auto smallest = std::min_element(samples.begin(), samples.end(),
@@ -307,7 +307,8 @@ double burst_bytes(const std::vector<SizeSample>& samples, std::vector<double>* 
     if (s.n < 2) continue;
     const SizePoint p = derive(s);
     if (!(p.gap >= 10 * base) || !(base > 0)) continue;
-    const double f = s.bytes * (1 - (p.half_rtt - base) / p.gap);
+    const double handshake = rendezvous_above > 0 && s.bytes > rendezvous_above ? 2 * base : 0;
+    const double f = s.bytes * (1 - (p.half_rtt - base - handshake) / p.gap);
     if (f > 0.9 * s.bytes) continue;
     ahead.push_back(f);
     if (used) used->push_back(s.bytes);

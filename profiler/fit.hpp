@@ -199,7 +199,14 @@ double exchange_share(double one, double two, int node_radix);
 // them are positive and it is at least kMinBurstBytes (a shaper's bucket
 // holds a frame; a plain NIC's lone message is ahead of a stream only by its
 // gap g, g / G bytes); else 0. `used` gets the sizes the median is over.
+// Above `rendezvous_above` (> 0: the level's, as measured) a lone message
+// first waits for its request and answer, two of the smallest size's
+// one-way times, which a stream's later messages do behind the first's
+// bytes: without that, the head start of a 1 MiB message on 2 hosts at
+// 1 Gbit/s came out negative and no bucket was found where 16-64 KiB showed
+// one of 9-14 KB.
 inline constexpr double kMinBurstBytes = 1024;
-double burst_bytes(const std::vector<SizeSample>& samples, std::vector<double>* used = nullptr);
+double burst_bytes(const std::vector<SizeSample>& samples, std::vector<double>* used = nullptr,
+                   double rendezvous_above = 0);
 
 }  // namespace gencoll::loggp

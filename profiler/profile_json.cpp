@@ -282,7 +282,12 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
   double burst = 0;
   if (!across.empty()) {
     std::vector<double> used;
-    burst = burst_bytes(by_level.at(across), &used);
+    double rendezvous_above = 0;
+    for (const auto& level : profile["levels"])
+      if (level.value("name", "") == across && level.contains("rendezvous_above") &&
+          level["rendezvous_above"].is_number())
+        rendezvous_above = level["rendezvous_above"].get<double>();
+    burst = burst_bytes(by_level.at(across), &used, rendezvous_above);
     auto& c = profile["contention"];
     if (burst > 0) c["nic_burst_bytes"] = std::round(burst);
     else c.erase("nic_burst_bytes");
