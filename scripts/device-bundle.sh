@@ -39,6 +39,9 @@ done
 log() { echo "device-bundle: $*" >&2; }
 build=$top/build
 
+# The MPICH the local build runs on (its tests, main-job --no-build) stays
+# the one it was: the bundle's builds are for the device.
+was=$(cat "$build/mpich-prefix" 2>/dev/null || true)
 log "building gencoll, its GPU test and benchmark, and MPICH (cached)"
 bash "$top/scripts/build.sh" > /dev/null
 grep -q '^NVCC = ..*' "$build/Makefile" ||
@@ -87,9 +90,9 @@ if [ ${#yield[@]} = 0 ]; then
   for f in "$yprefix"/lib/*.so*; do cp -a "$f" "$out/mpich-yield/lib/"; done
   for f in "$out"/mpich-yield/lib/*.so.*.*; do [ -L "$f" ] || strip --strip-debug "$f" 2>/dev/null || true; done
   echo "MPICH 4.0.2 with the gencoll module from $yprefix, --progress-yield" > "$out/mpich-yield/BUILD"
-  # build/mpich-prefix names the bundle's main MPICH again.
-  bash "$top/scripts/build-mpich.sh" --gencoll-build "$build" > /dev/null
 fi
+if [ -n "$was" ] && [ -x "$was/bin/mpiexec" ]; then echo "$was" > "$build/mpich-prefix"
+else echo "$prefix" > "$build/mpich-prefix"; fi
 
 # Third-party libraries: whatever ldd resolves outside the bundle, except the
 # C and C++ runtimes (a newer one on the machine serves older binaries).
