@@ -339,8 +339,8 @@ if [ -n "$merge" ]; then
   done
 fi
 link=()
-[ -n "$emulate" ] && link=(--link-rate "$rate")
-rm -f "$out/model-misses.csv"  # for the network-bound sizes
+[ -n "$emulate" ] && link=(--link-rate "$rate")  # for the network-bound sizes
+rm -f "$out/model-misses.csv"  # written only with them
 python3 "$top/benchmarks/analyze.py" --sweep "$out/sweep.csv" --tuned "$out/tuned-run.csv" \
   --picks "$out/tuned-picks.csv" --predicted "$out/tuned.csv" --out "$out" "${link[@]}" \
   --title "gencoll on $(uname -n): $np ranks on $hosts host(s)${emulate:+ (emulated, $rate NICs)}, $cores cores, $(date +%F)"

@@ -480,6 +480,18 @@ static int gencoll_trace_run(struct gencoll_ctx *c, const struct gencoll_program
     return rc;
 }
 
+/* A run with failures injected or traced (MPII_Gencoll_instrumented): out of
+ * line, so that an ordinary call's run carries neither and tests one flag. */
+__attribute__((noinline, cold))
+static int gencoll_run_instrumented(struct gencoll_ctx *c, const struct gencoll_program *program, uint32_t * work)
+{
+    struct gencoll_fault fault;
+    const struct gencoll_fault *inject = MPII_Gencoll_inject_rank >= 0 &&
+        gencoll_injected(&fault, c->a->comm_ptr) ? &fault : NULL;
+    return gencoll_trace_dir ? gencoll_trace_run(c, program, work, inject) :
+        gencoll_run_program(c, program, work, inject);
+}
+
 /* MPIR_CVAR_GENCOLL_DEBUG's line, on rank 0 of the communicator. */
 __attribute__((noinline, cold))
 static void gencoll_debug_line(const struct MPII_Gencoll_call *a)
@@ -584,11 +596,8 @@ int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gen
     c.cap = GENCOLL_INLINE_REQUESTS;
     MPIR_Datatype_get_extent_macro(a->datatype, c.extent);
 
-    struct gencoll_fault fault;
-    const struct gencoll_fault *inject = MPII_Gencoll_inject_rank >= 0 &&
-        gencoll_injected(&fault, a->comm_ptr) ? &fault : NULL;
-    int rc = gencoll_trace_dir ? gencoll_trace_run(&c, program, work, inject) :
-        gencoll_run_program(&c, program, work, inject);
+    int rc = MPII_Gencoll_instrumented ? gencoll_run_instrumented(&c, program, work) :
+        gencoll_run_program(&c, program, work, NULL);
     if (rc != MPI_SUCCESS)
         mpi_errno = gencoll_run_cleanup(&c, rc);
     if (c.active != c.active_inline)
