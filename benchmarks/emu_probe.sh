@@ -6,6 +6,7 @@
 # usage: emu_probe.sh DIR [--bundle B] [--emulate NxR] [--rate R] [--coll C]
 #                         [--sweep LIST] [--max BYTES] [--budget S] [--rps]
 #                         [--progress-yield] [--flows SETS] [--runs N]
+#                         [--mtu M] [--min BYTES] [--trace]
 #   --bundle B    binaries and MPICH of scripts/device-bundle.sh (default .device)
 #   --emulate     hosts x ranks per host (default 4x2)
 #   --rate R      NIC rate (default 1gbit)
@@ -17,6 +18,10 @@
 #                 selection file of benchmarks/smp_select.py)
 #                 ("none": no collective)
 #   --max BYTES   largest message (default 4194304)
+#   --min BYTES   smallest message (default 8)
+#   --mtu M       the NICs' MTU (cluster.sh up --mtu; its default 9000)
+#   --trace       the sweep's calls traced (GENCOLL_TRACE=DIR/trace, packed
+#                 into DIR/traces.tar.gz for benchmarks/trace_compare.py)
 #   --budget S    seconds the measurement may take before it is stopped (default 90)
 #   --rps         the hosts' NIC processing on their last core (cluster.sh up --rps)
 #   --progress-yield  the bundle's MPICH libraries built with the progress
@@ -39,7 +44,7 @@ case ${1:-} in
   ''|-*) echo "emu_probe.sh: the first argument is the results directory (usage: emu_probe.sh DIR [options]; --help)" >&2; exit 2 ;;
 esac
 out=$1; shift
-bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce max=4194304 budget=90 rps=() yield=0 flows= runs=3
+bundle=$top/.device emulate=4x2 rate=1gbit coll=allreduce min=8 max=4194304 budget=90 rps=() yield=0 flows= runs=3 mtu=() trace=0
 sweep=native,kring:2,recursive_multiplying:2,rabenseifner:2,knomial:2
 while [ $# -gt 0 ]; do
   case $1 in
@@ -49,6 +54,9 @@ while [ $# -gt 0 ]; do
     --coll) coll=$2; shift 2 ;;
     --sweep) sweep=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
+    --min) min=$2; shift 2 ;;
+    --mtu) mtu=(--mtu "$2"); shift 2 ;;
+    --trace) trace=1; shift ;;
     --budget) budget=$2; shift 2 ;;
     --rps) rps=(--rps); shift ;;
     --progress-yield) yield=1; shift ;;
@@ -78,7 +86,7 @@ if [ "$yield" = 1 ]; then
 fi
 mkdir -p "$out"
 cluster() { bash "$top/scripts/cluster.sh" "$@"; }
-cluster up "$hosts" --rate "$rate" "${rps[@]}"
+cluster up "$hosts" --rate "$rate" "${mtu[@]}" "${rps[@]}"
 trap 'cluster status > "$out/network.txt" 2>&1; cluster down' EXIT
 read -r -a where <<< "$(cluster mpiexec-args "$per_host")"
 binder=$(cluster binder)
@@ -89,7 +97,7 @@ run=("${base[@]}" "$binder")
 source "$top/scripts/machine-info.sh"
 {
   machine_date
-  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --max $max ${rps[*]}$([ "$yield" = 1 ] && echo " --progress-yield")${flows:+ --flows '$flows' --runs $runs}"
+  echo "command: benchmarks/emu_probe.sh $out --emulate $emulate --rate $rate --coll $coll --sweep $sweep --min $min --max $max ${mtu[*]} ${rps[*]}$([ "$trace" = 1 ] && echo " --trace")$([ "$yield" = 1 ] && echo " --progress-yield")${flows:+ --flows '$flows' --runs $runs}"
   machine_platform
   echo "network: $(cluster status | head -n 1)"
   echo "mpich: $bundle/mpich$([ -f "$bundle/mpich/BUILD" ] && echo " ($(cat "$bundle/mpich/BUILD"))")"
@@ -103,12 +111,14 @@ sed -n '/^level system/,/^contention/p' "$out/profile.log"
 flat=() smp=() items=()
 [ "$sweep" = none ] || IFS=, read -r -a items <<< "$sweep"
 for c in "${items[@]}"; do if [[ $c == smp+* ]]; then smp+=("$c"); else flat+=("$c"); fi; done
-bench=("$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "8:$max" -i 10 -x 2 --max-time 0.05 -c --rounds 1)
+bench=("$bundle/build/benchmarks/gencoll-bench.mpich" --coll "$coll" -m "$min:$max" -i 10 -x 2 --max-time 0.05 -c --rounds 1)
 deadline=$(( $(date +%s) + budget ))
 left() { local s=$(( deadline - $(date +%s) )); echo $(( s > 1 ? s : 1 )); }
 rc=0
 if [ ${#flat[@]} -gt 0 ]; then
-  timeout "$(left)" "${run[@]}" "${bench[@]}" --sweep "$(IFS=,; echo "${flat[*]}")" --csv "$out/sweep.csv" \
+  tenv=()
+  [ "$trace" = 0 ] || { mkdir -p "$out/trace"; tenv=(-genv GENCOLL_TRACE "$out/trace"); }
+  timeout "$(left)" "${base[@]}" "${tenv[@]}" "$binder" "${bench[@]}" --sweep "$(IFS=,; echo "${flat[*]}")" --csv "$out/sweep.csv" \
     > "$out/sweep.txt" 2>&1 || rc=$?
 fi
 for c in "${smp[@]}"; do
@@ -125,6 +135,9 @@ for c in "${smp[@]}"; do
   awk -F, -v OFS=, -v name="$c" 'NR > 1 { $7 = name; print }' "$f.csv" >> "$out/sweep.csv"
 done
 [ ! -f "$out/sweep.txt" ] || cat "$out/sweep.txt"
+if [ "$trace" = 1 ] && [ -d "$out/trace" ]; then
+  tar -C "$out/trace" -czf "$out/traces.tar.gz" . && rm -rf "$out/trace"
+fi
 [ "$rc" = 0 ] || echo "emu_probe.sh: the sweep stopped (exit $rc; 124: --budget $budget s ran out)"
 if [ -n "$flows" ]; then
   : > "$out/flows.txt"
