@@ -27,7 +27,13 @@
 #              the rate; tc syntax, e.g. 18kb)
 #   --limit L  bytes a NIC queues before dropping (default 8mb: switch-like
 #              buffers, so that TCP backs off without losses)
-#   --mtu M    MTU of the NICs (default 9000, jumbo frames as in HPC Ethernet)
+#   --mtu M    MTU of the NICs (default 9000, jumbo frames as in HPC Ethernet,
+#              from 1 Gbit/s; 1500 below, where a 9000-byte frame takes 0.7 ms
+#              and more of a link: at 10 Mbit/s 8 x 1's allgathers spread 1.20x
+#              with 9000, 1.04x with 1500). Frames are the emulator's work: at
+#              1 Gbit/s with 1500 (83,000 frames a second each way) the H200
+#              machine's cores, not the links, set the rate; `up` says so
+#              above 20,000 frames a second
 #   --cpus C   cores of each host: host i runs on cores i*C .. i*C+C-1, so that
 #              hosts do not share cores and binding within a host works as on
 #              a real node (default: cores / N when there are at least N
@@ -132,6 +138,16 @@ rps_mask() {
   echo "${words[*]}"
 }
 
+# rate_bits R: a tc rate (1gbit, 100mbit, 125mbps: bytes) in bits a second.
+rate_bits() {
+  awk -v r="$1" 'BEGIN {
+    match(r, /^[0-9.]+/); n = substr(r, 1, RLENGTH) + 0; u = substr(r, RLENGTH + 1)
+    m = 1; p = substr(u, 1, 1)
+    if (p == "k") m = 1e3; else if (p == "m") m = 1e6; else if (p == "g") m = 1e9; else if (p == "t") m = 1e12
+    if (u ~ /bps$/) m *= 8
+    printf "%.0f", n * m }'
+}
+
 # shape_nic PREFIX DEV dst|src N SELF: DEV's egress limited to $rate, with one
 # queue per peer host (and one for the launching node) served round robin one
 # MTU at a time. A real NIC arbitrates between its queue pairs packet by
@@ -159,7 +175,7 @@ shape_nic() {
 }
 
 up() {
-  local n=${1:-} rate=1gbit burst= limit=8mb mtu=9000 cpus= rps=0
+  local n=${1:-} rate=1gbit burst= limit=8mb mtu= cpus= rps=0
   [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 253 ] || die "up N: N must be an integer from 1 to 253 (got '${n}')"
   shift
   while [ $# -gt 0 ]; do
@@ -173,8 +189,16 @@ up() {
       *) die "up: unknown option '$1' (expected --rate R, --burst B, --limit L, --mtu M, --cpus C, --rps)" ;;
     esac
   done
-  [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
   [[ $rate =~ ^[0-9.]+([kmgt]?(bit|bps))$ ]] || die "--rate $rate: expected a tc rate such as 1gbit, 100mbit, 10gbit"
+  local bits
+  bits=$(rate_bits "$rate")
+  [ -n "$mtu" ] || mtu=$(awk -v b="$bits" 'BEGIN { print (b >= 1e9 ? 9000 : 1500) }')
+  [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
+  local fps
+  fps=$(awk -v b="$bits" -v m="$mtu" 'BEGIN { printf "%d", b / (8 * m) }')
+  [ "$fps" -le 20000 ] || echo "cluster.sh: at $rate and MTU $mtu each NIC carries up to $fps frames a second each way;" \
+    "the emulator's cores may set the pace, not the links (at 83,000 on the H200 machine one stream got 80 % of the link" \
+    "and four hosts at once a fifth less again: docs/measurements.md); a larger --mtu carries fewer" >&2
   burst=${burst:-$(( 2 * mtu ))b}
   local cores
   cores=$(nproc)
