@@ -9,10 +9,12 @@ and measured times, and the cost of generalization as seed 001 section VI-C-1
 defines it (gencoll at the fixed radix against MPICH's own fixed-radix
 algorithm, measured in the same run). Python standard library only.
 
-usage: analyze.py --sweep SWEEP.csv --tuned TUNED.csv --picks PICKS.csv
+usage: analyze.py --sweep SWEEP.csv [--tuned TUNED.csv] --picks PICKS.csv
                   --predicted SIM.csv --out DIR [--title TEXT] [--link-rate RATE]
   SWEEP.csv      gencoll-bench --sweep all (native, mpich:*, gencoll ALG:K)
   TUNED.csv      gencoll-bench --sweep native under the tuned selection file
+                 (left out where a run was cut before it: the rest is scored,
+                 the report says the tuned file was not measured)
   PICKS.csv      gencoll-tune's NAME-picks.csv
   SIM.csv        gencoll-tune's NAME.csv (every simulated point)
   --link-rate    one NIC's rate, in bytes per second or as tc writes it (1gbit,
@@ -201,15 +203,16 @@ def targets(points, out):
 
 def main():
     ap = argparse.ArgumentParser(add_help=True)
-    for name in ("--sweep", "--tuned", "--picks", "--predicted", "--out"):
+    for name in ("--sweep", "--picks", "--predicted", "--out"):
         ap.add_argument(name, required=True)
+    ap.add_argument("--tuned")
     ap.add_argument("--title", default="")
     ap.add_argument("--link-rate", type=link_rate, default=0)
     a = ap.parse_args()
 
     bench_cols = ["collective", "config", "bytes", "median_us", "ranks"]
     sweep = read_csv(a.sweep, bench_cols)
-    tuned = read_csv(a.tuned, bench_cols)
+    tuned = read_csv(a.tuned, bench_cols) if a.tuned else []
     picks = read_csv(a.picks, ["collective", "p", "bytes", "algorithm", "k", "predicted_us"])
     sim = read_csv(a.predicted, ["ranks", "collective", "algorithm", "effective_radix", "size_bytes", "time_us"])
     p = int(sweep[0]["ranks"])
@@ -304,6 +307,8 @@ def main():
 
     out("## Summary")
     out("")
+    if not a.tuned:
+        out("- tuned file: not measured in this run")
     summarize(points, out)
     if gen_all:
         out("- generalization cost: geometric mean %.3fx, worst %.3fx over %d points"

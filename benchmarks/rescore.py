@@ -8,6 +8,10 @@ again. The tuned-file measurements stay those of the file the run tuned, so
 the "tuned file vs MPICH default" lines describe the old file; selection
 quality, rank correlation and measured / predicted are the new model's.
 
+A run cut short (a device call's time ran out) is scored from what it
+measured: the rows of a sweep it was in the middle of (sweep.csv.sweep.part)
+join sweep.csv's, and without a tuned-file run the report says so.
+
 A profile written before gencoll-loggp recorded "rendezvous_above" gets it
 from its own source text (the last "protocol switch after N B"), as the
 profiler now writes it.
@@ -59,6 +63,24 @@ def with_rendezvous(profile):
         if switches:
             level["rendezvous_above"] = int(switches[-1])
     return profile
+
+
+def measured_rows(run, name, label):
+    """NAME's rows (header first) with those of a sweep cut inside it
+    (NAME.LABEL.part, main-job.sh's file while a sweep runs); [] if neither."""
+    rows = []
+    for path in (os.path.join(run, name), os.path.join(run, f"{name}.{label}.part")):
+        try:
+            with open(path, newline="") as f:
+                got = list(csv.reader(f))
+        except OSError:
+            continue
+        if got:
+            rows += got if not rows else got[1:]
+            if path.endswith(".part"):
+                print(f"rescore.py: {path}: the run was cut during this sweep; its {len(got) - 1} rows are scored too",
+                      file=sys.stderr)
+    return rows
 
 
 def main():
@@ -116,17 +138,26 @@ def main():
             node[keys[-1]] = value
         with open(scored, "w") as f:
             json.dump(profile, f, indent=2)
-    with open(os.path.join(a.run, "sweep.csv")) as f:
-        sizes = [int(row["bytes"]) for row in csv.DictReader(f)]
-    if not sizes:
+    inputs = {}
+    for name, label in (("sweep.csv", "sweep"), ("tuned-run.csv", "tuned")):
+        rows = measured_rows(a.run, name, label)
+        if len(rows) > 1:
+            inputs[name] = os.path.join(a.out, "measured-" + name)
+            with open(inputs[name], "w", newline="") as f:
+                csv.writer(f).writerows(rows)
+    if "sweep.csv" not in inputs:
         fail(f"{a.run}/sweep.csv: no measurements")
+    with open(inputs["sweep.csv"], newline="") as f:
+        sizes = [int(row["bytes"]) for row in csv.DictReader(f)]
     shape = ["--shapes", f"{hosts}x{per_host}"] if hosts > 1 else ["--comm-sizes", str(np_)]
     subprocess.run([tune, "--profile", scored, *shape, "--min-size", str(min(sizes)), "--max-size", str(max(sizes)),
                     "--out", a.out, "--name", "tuned", "--no-plot"], check=True, stdout=subprocess.DEVNULL)
-    cmd = [sys.executable, os.path.join(HERE, "analyze.py"), "--sweep", os.path.join(a.run, "sweep.csv"),
-           "--tuned", os.path.join(a.run, "tuned-run.csv"), "--picks", os.path.join(a.out, "tuned-picks.csv"),
+    cmd = [sys.executable, os.path.join(HERE, "analyze.py"), "--sweep", inputs["sweep.csv"],
+           "--picks", os.path.join(a.out, "tuned-picks.csv"),
            "--predicted", os.path.join(a.out, "tuned.csv"), "--out", a.out,
            "--title", f"{os.path.basename(os.path.normpath(a.run))} rescored by this build's simulator"]
+    if "tuned-run.csv" in inputs:
+        cmd += ["--tuned", inputs["tuned-run.csv"]]
     if rate:
         cmd += ["--link-rate", rate]
     subprocess.run(cmd, check=True)
