@@ -19,7 +19,7 @@
 #                 ("none": no collective)
 #   --max BYTES   largest message (default 4194304)
 #   --min BYTES   smallest message (default 8)
-#   --mtu M       the NICs' MTU (cluster.sh up --mtu; its default 9000 from 1 Gbit/s, 1500 below)
+#   --mtu M       the NICs' MTU (cluster.sh up --mtu; its default 9000 down to 72 Mbit/s, 1500 below)
 #   --trace       the sweep's calls traced (GENCOLL_TRACE=DIR/trace, packed
 #                 into DIR/traces.tar.gz for benchmarks/trace_compare.py)
 #   --budget S    seconds the measurement may take before it is stopped (default 90)

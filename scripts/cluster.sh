@@ -28,12 +28,15 @@
 #   --limit L  bytes a NIC queues before dropping (default 8mb: switch-like
 #              buffers, so that TCP backs off without losses)
 #   --mtu M    MTU of the NICs (default 9000, jumbo frames as in HPC Ethernet,
-#              from 1 Gbit/s; 1500 below, where a 9000-byte frame takes 0.7 ms
-#              and more of a link: at 10 Mbit/s 8 x 1's allgathers spread 1.20x
-#              with 9000, 1.04x with 1500). Frames are the emulator's work: at
-#              1 Gbit/s with 1500 (83,000 frames a second each way) the H200
-#              machine's cores, not the links, set the rate; `up` says so
-#              above 20,000 frames a second
+#              down to 72 Mbit/s; 1500 below, where a 9000-byte frame would
+#              take over a millisecond of the link: at 10 Mbit/s 8 x 1's
+#              allgathers spread 1.20x with 9000, 1.04x with 1500). Frames are
+#              the emulator's work, done by the machine's cores: four hosts
+#              each sending a message to the next at once took 1.10x one
+#              message at 100 Mbit/s with 1500 on two cores (1.00x with 9000)
+#              and 1.17-1.26x at 1 Gbit/s with 1500 on the H200 machine's 16
+#              (1.01x with 9000); `up` says so from 15,000 frames a second
+#              per core (hosts x rate / 8 MTU / cores)
 #   --cpus C   cores of each host: host i runs on cores i*C .. i*C+C-1, so that
 #              hosts do not share cores and binding within a host works as on
 #              a real node (default: cores / N when there are at least N
@@ -192,13 +195,13 @@ up() {
   [[ $rate =~ ^[0-9.]+([kmgt]?(bit|bps))$ ]] || die "--rate $rate: expected a tc rate such as 1gbit, 100mbit, 10gbit"
   local bits
   bits=$(rate_bits "$rate")
-  [ -n "$mtu" ] || mtu=$(awk -v b="$bits" 'BEGIN { print (b >= 1e9 ? 9000 : 1500) }')
+  [ -n "$mtu" ] || mtu=$(awk -v b="$bits" 'BEGIN { print (b >= 72e6 ? 9000 : 1500) }')
   [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
-  local fps
-  fps=$(awk -v b="$bits" -v m="$mtu" 'BEGIN { printf "%d", b / (8 * m) }')
-  [ "$fps" -le 20000 ] || echo "cluster.sh: at $rate and MTU $mtu each NIC carries up to $fps frames a second each way;" \
-    "the emulator's cores may set the pace, not the links (at 83,000 on the H200 machine one stream got 80 % of the link" \
-    "and four hosts at once a fifth less again: docs/measurements.md); a larger --mtu carries fewer" >&2
+  local fpc
+  fpc=$(awk -v n="$n" -v b="$bits" -v m="$mtu" -v c="$(nproc)" 'BEGIN { printf "%d", n * b / (8 * m) / c }')
+  [ "$fpc" -lt 15000 ] || echo "cluster.sh: $n NICs at $rate with MTU $mtu carry up to $fpc frames a second each way" \
+    "per core here; from about 15,000 the emulator's cores, not the links, set the pace (docs/measurements.md," \
+    "'Frames are the emulator's work'); a larger --mtu carries fewer" >&2
   burst=${burst:-$(( 2 * mtu ))b}
   local cores
   cores=$(nproc)

@@ -49,8 +49,8 @@
 #                 that wait); with --bundle, its mpich-yield/ libraries
 #   --rps         with --emulate: each host's NIC processing on its last core
 #                 (scripts/cluster.sh up --rps; hosts need a core to spare)
-#   --mtu M       with --emulate: the NICs' MTU (default cluster.sh's: 9000 from
-#                 1 Gbit/s, 1500 below). The shaper lets
+#   --mtu M       with --emulate: the NICs' MTU (default cluster.sh's: 9000 down
+#                 to 72 Mbit/s, 1500 below). The shaper lets
 #                 the first frame after an idle spell leave at once (charging
 #                 its time after it left, whatever the bucket's depth), so a
 #                 message that starts on an idle link arrives one frame time
