@@ -217,18 +217,18 @@ std::vector<std::string> split_csv_line(const std::string& line) {
 namespace {
 
 // The level above the node level, where the profile has NICs (node_radix
-// > 0) and the CSV has that level: its name, else "".
-std::string level_across(const nlohmann::ordered_json& profile,
+// > 0) and the CSV has that level: its index, else the number of levels.
+std::size_t level_across(const nlohmann::ordered_json& profile,
                          const std::map<std::string, std::vector<SizeSample>>& by_level) {
-  if (!profile.contains("node_level") || !profile["node_level"].is_string() || !profile.contains("contention")) return "";
-  if (profile["contention"].value("node_radix", 0) <= 0) return "";
   const auto& levels = profile["levels"];
+  if (!profile.contains("node_level") || !profile["node_level"].is_string() || !profile.contains("contention"))
+    return levels.size();
+  if (profile["contention"].value("node_radix", 0) <= 0) return levels.size();
   std::size_t node = levels.size();
   for (std::size_t i = 0; i < levels.size(); ++i)
     if (levels[i].value("name", "") == profile["node_level"].get<std::string>()) node = i;
-  if (node + 1 >= levels.size()) return "";
-  const std::string name = levels[node + 1].value("name", "");
-  return by_level.count(name) ? name : "";
+  if (node + 1 >= levels.size()) return levels.size();
+  return by_level.count(levels[node + 1].value("name", "")) ? node + 1 : levels.size();
 }
 
 }  // namespace
@@ -278,15 +278,15 @@ nlohmann::ordered_json refit_profile(nlohmann::ordered_json profile, const std::
     throw std::invalid_argument("the profile has no \"levels\" array");
   // The NICs' burst first: the level across them is fitted with it, and an
   // earlier word on it in the contention source is replaced.
-  const std::string across = level_across(profile, by_level);
+  const std::size_t at_across = level_across(profile, by_level);
+  std::string across;
   double burst = 0;
-  if (!across.empty()) {
+  if (at_across < profile["levels"].size()) {
+    const auto& level = profile["levels"][at_across];
+    across = level.value("name", "");
+    const auto rv = level.find("rendezvous_above");
+    const double rendezvous_above = rv != level.end() && rv->is_number() ? rv->get<double>() : 0;
     std::vector<double> used;
-    double rendezvous_above = 0;
-    for (const auto& level : profile["levels"])
-      if (level.value("name", "") == across && level.contains("rendezvous_above") &&
-          level["rendezvous_above"].is_number())
-        rendezvous_above = level["rendezvous_above"].get<double>();
     burst = burst_bytes(by_level.at(across), &used, rendezvous_above);
     auto& c = profile["contention"];
     if (burst > 0) c["nic_burst_bytes"] = std::round(burst);

@@ -197,14 +197,13 @@ up() {
   bits=$(rate_bits "$rate")
   [ -n "$mtu" ] || mtu=$(awk -v b="$bits" 'BEGIN { print (b >= 72e6 ? 9000 : 1500) }')
   [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
-  local fpc
-  fpc=$(awk -v n="$n" -v b="$bits" -v m="$mtu" -v c="$(nproc)" 'BEGIN { printf "%d", n * b / (8 * m) / c }')
+  local cores fpc
+  cores=$(nproc)
+  fpc=$(awk -v n="$n" -v b="$bits" -v m="$mtu" -v c="$cores" 'BEGIN { printf "%d", n * b / (8 * m) / c }')
   [ "$fpc" -lt 15000 ] || echo "cluster.sh: $n NICs at $rate with MTU $mtu carry up to $fpc frames a second each way" \
     "per core here; from about 15,000 the emulator's cores, not the links, set the pace (docs/measurements.md," \
     "'Frames are the emulator's work'); a larger --mtu carries fewer" >&2
   burst=${burst:-$(( 2 * mtu ))b}
-  local cores
-  cores=$(nproc)
   [ -n "$cpus" ] || cpus=$(( cores >= n ? cores / n : 0 ))
   [[ $cpus =~ ^[0-9]+$ ]] && [ $(( cpus * n )) -le "$cores" ] ||
     die "--cpus $cpus: $n hosts x $cpus cores exceed the $cores cores here (0: every host on every core)"
