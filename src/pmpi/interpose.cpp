@@ -103,6 +103,7 @@ NodeLayout node_layout_of(MPI_Comm comm) {
 // caller's communicator and are freed with it.
 struct CommState {
   MPI_Comm dup = MPI_COMM_NULL;
+  int p = 0, rank = 0;  // of dup, asked once: they never change
   ScheduleCache schedules{16};
 
   // For the selection file's node conditions; measured on first use (every
@@ -114,15 +115,63 @@ struct CommState {
   }
 };
 
+// States deleted so far. A thread's note of the communicator it called last
+// and its state (ThreadCalls) holds while this has not moved: a handle comes
+// back as another communicator only after its communicator was freed, which
+// deleted its state, and a communicator is never freed during a call on it.
+std::atomic<std::uint64_t> g_state_deletions{0};
+
 int delete_state(MPI_Comm, int, void* attr, void*) {
   std::unique_ptr<CommState> state(static_cast<CommState*>(attr));
+  g_state_deletions.fetch_add(1, std::memory_order_acq_rel);
   int finalized = 0;
   PMPI_Finalized(&finalized);
   if (!finalized) PMPI_Comm_free(&state->dup);
   return MPI_SUCCESS;
 }
 
+// What a thread keeps of its last call, so that a loop of one call shape on
+// one communicator asks neither the MPI nor the schedule cache again (the
+// glues' communicators keep their last call's program likewise): per thread,
+// so the threads of an MPI_THREAD_MULTIPLE program share nothing through it.
+struct ThreadCalls {
+  MPI_Comm comm = MPI_COMM_NULL;  // the communicator called last and its state
+  CommState* state = nullptr;
+  std::uint64_t deletions = 0;  // g_state_deletions when `state` was looked up
+  // The last host call's parameters and schedule (a schedule depends on its
+  // parameters alone, whichever communicator runs it); null: none kept.
+  CollParams prm;
+  std::shared_ptr<const CachedSchedule> cached;
+  // A predefined type of a recent call and its layout (a predefined handle
+  // always means one type), and the derived type last seen, which needs no
+  // asking whether it is predefined.
+  std::optional<MPI_Datatype> named, derived;
+  TypeLayout named_layout;
+  // A call running its program: one nested in it (a transport operation
+  // that runs a collective) must leave `cached` alone.
+  bool running = false;
+  ProgramRunner runner;
+};
+
+// Out of line: inlined, the compiler asks the dynamic loader for the
+// thread's copy again at every use (a __tls_get_addr call each).
+[[gnu::noinline]] ThreadCalls& thread_calls() {
+  thread_local ThreadCalls calls;
+  return calls;
+}
+
+// comm's state if this thread's last call was on it and it is still that communicator.
+CommState* known_state(const ThreadCalls& tc, MPI_Comm comm) {
+  if (tc.state && tc.comm == comm && tc.deletions == g_state_deletions.load(std::memory_order_acquire))
+    return tc.state;
+  return nullptr;
+}
+
 CommState& comm_state(MPI_Comm comm) {
+  ThreadCalls& tc = thread_calls();
+  if (CommState* known = known_state(tc, comm)) return *known;
+  // Read before the lookup: a deletion meanwhile leaves the note stale, never wrong.
+  const std::uint64_t deletions = g_state_deletions.load(std::memory_order_acquire);
   void* attr = nullptr;
   int found = 0;
   // Once, even when threads of an MPI_THREAD_MULTIPLE program make their first
@@ -134,14 +183,23 @@ CommState& comm_state(MPI_Comm comm) {
       throw MpiError(rc);
   });
   PMPI_Comm_get_attr(comm, g_keyval, &attr, &found);
-  if (found) return *static_cast<CommState*>(attr);
-  auto state = std::make_unique<CommState>();
-  if (int rc = PMPI_Comm_dup(comm, &state->dup); rc != MPI_SUCCESS) throw MpiError(rc);
-  if (int rc = PMPI_Comm_set_attr(comm, g_keyval, state.get()); rc != MPI_SUCCESS) {
-    PMPI_Comm_free(&state->dup);
-    throw MpiError(rc);
+  CommState* state = static_cast<CommState*>(attr);
+  if (!found) {
+    auto made = std::make_unique<CommState>();
+    if (int rc = PMPI_Comm_dup(comm, &made->dup); rc != MPI_SUCCESS) throw MpiError(rc);
+    int rc = PMPI_Comm_size(made->dup, &made->p);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_rank(made->dup, &made->rank);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, g_keyval, made.get());
+    if (rc != MPI_SUCCESS) {
+      PMPI_Comm_free(&made->dup);
+      throw MpiError(rc);
+    }
+    state = made.release();  // owned by the attribute from here on; see delete_state
   }
-  return *state.release();  // owned by the attribute from here on; see delete_state
+  tc.comm = comm;
+  tc.state = state;
+  tc.deletions = deletions;
+  return *state;
 }
 
 void load_config() {
@@ -185,6 +243,8 @@ struct Plan {
 };
 
 bool is_inter(MPI_Comm comm) {
+  // Only intracommunicators get a state.
+  if (known_state(thread_calls(), comm)) return false;
   int inter = 0;
   PMPI_Comm_test_inter(comm, &inter);
   return inter != 0;
@@ -315,8 +375,8 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   CollParams prm;
   prm.coll = call.coll;
   prm.alg = plan.alg;
-  PMPI_Comm_size(pc, &prm.p);
-  PMPI_Comm_rank(pc, &prm.rank);
+  prm.p = state.p;
+  prm.rank = state.rank;
   prm.k = plan.k;
   prm.count = call.count;
   prm.commutative = plan.commutative;
@@ -339,15 +399,43 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   if (!prm.counts.empty()) recv_count = prm.counts[static_cast<std::size_t>(prm.rank)];
   const BufferPlace place = buffer_place(bufs, recv_count, g_config, prm.rank == 0);
   prm.fold_rounds = fold_rounds_for(place.device());
-  const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
   if (place.device()) {
-    execute_on_device(*cached, pc, bufs, recv_count, place, g_config, prm.rank == 0);
+    execute_on_device(*state.schedules.get(prm), pc, bufs, recv_count, place, g_config, prm.rank == 0);
     return MPI_SUCCESS;
   }
-  PmpiTransport t(pc, bufs, g_config.wait, g_config.count_limit);
-  thread_local ProgramRunner runner;
+  ThreadCalls& tc = thread_calls();
+  if (tc.running) {  // nested: tc's schedule is the running call's
+    const std::shared_ptr<const CachedSchedule> cached = state.schedules.get(prm);
+    PmpiTransport t(pc, bufs, g_config.wait, g_config.count_limit);
+    InjectedFault fault;
+    tc.runner.run(cached->program, t, injected_fault(fault, call.comm));
+    return MPI_SUCCESS;
+  }
+  if (!tc.cached || !(tc.prm == prm)) {
+    tc.cached.reset();  // kept only with its parameters, should either throw
+    tc.cached = state.schedules.get(prm);
+    tc.prm = std::move(prm);
+  }
+  if (tc.named != bufs.type && tc.derived != bufs.type) {
+    int integers = 0, addresses = 0, types = 0, combiner = MPI_UNDEFINED;
+    check(PMPI_Type_get_envelope(bufs.type, &integers, &addresses, &types, &combiner));
+    if (combiner == MPI_COMBINER_NAMED) {
+      tc.named.reset();  // kept only with its layout, should that throw
+      tc.named_layout = TypeLayout::of(bufs.type);
+      tc.named = bufs.type;
+    } else {
+      tc.derived = bufs.type;
+    }
+  }
+  const TypeLayout layout = tc.named == bufs.type ? tc.named_layout : TypeLayout::of(bufs.type);
+  PmpiTransport t(pc, bufs, layout, g_config.wait, g_config.count_limit);
   InjectedFault fault;
-  runner.run(cached->program, t, injected_fault(fault, call.comm));
+  struct Running {
+    bool& flag;
+    explicit Running(bool& f) : flag(f) { flag = true; }
+    ~Running() { flag = false; }
+  } running(tc.running);
+  tc.runner.run(tc.cached->program, t, injected_fault(fault, call.comm));
   return MPI_SUCCESS;
 }
 
@@ -466,12 +554,12 @@ int allgather_entry(const void* sendbuf, Count sendcount, MPI_Datatype sendtype,
                     sendbuf == MPI_IN_PLACE, 0};
     const std::optional<Plan> plan = decide(call);
     if (!plan) return native();
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
-    MPI_Aint lb = 0, extent = 0;
-    PMPI_Type_get_extent(recvtype, &lb, &extent);
     PmpiBuffers b;
     if (sendbuf == MPI_IN_PLACE) {
+      int rank = 0;
+      PMPI_Comm_rank(comm, &rank);
+      MPI_Aint lb = 0, extent = 0;
+      PMPI_Type_get_extent(recvtype, &lb, &extent);
       b.send = static_cast<char*>(recvbuf) + static_cast<MPI_Aint>(rank) * static_cast<MPI_Aint>(recvcount) * extent;
       b.send_count = static_cast<std::uint64_t>(recvcount);
       b.send_type = recvtype;

@@ -118,15 +118,27 @@ RequestSet::~RequestSet() {
   PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
 }
 
-PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit)
-    : comm_(comm), b_(bufs), wait_(wait), limit_(usable_count_limit(count_limit)) {
+TypeLayout TypeLayout::of(MPI_Datatype type) {
+  TypeLayout l;
   MPI_Aint lb = 0;
-  check(PMPI_Type_get_extent(b_.type, &lb, &extent_));
-  check(PMPI_Type_get_true_extent(b_.type, &true_lb_, &true_extent_));
+  check(PMPI_Type_get_extent(type, &lb, &l.extent));
+  check(PMPI_Type_get_true_extent(type, &l.true_lb, &l.true_extent));
   int size = 0;
-  check(PMPI_Type_size(b_.type, &size));
-  dense_ = size == extent_ && true_lb_ == 0 && true_extent_ == extent_;
+  check(PMPI_Type_size(type, &size));
+  l.dense = size == l.extent && l.true_lb == 0 && l.true_extent == l.extent;
+  return l;
 }
+
+PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, const TypeLayout& layout, WaitPolicy wait,
+                             std::uint64_t count_limit)
+    : comm_(comm),
+      b_(bufs),
+      wait_(wait),
+      limit_(usable_count_limit(count_limit)),
+      extent_(layout.extent),
+      true_lb_(layout.true_lb),
+      true_extent_(layout.true_extent),
+      dense_(layout.dense) {}
 
 void PmpiTransport::prepare(const Schedule& s) { scratch(s.tmp_count); }
 

@@ -35,6 +35,15 @@ struct PmpiBuffers {
   MPI_Op op = MPI_OP_NULL;
 };
 
+// Where a datatype's elements lie, as the transport addresses them: three
+// queries of the MPI, which a caller may keep for a predefined type (a
+// derived type's handle, once freed, may come back as another type).
+struct TypeLayout {
+  MPI_Aint extent = 0, true_lb = 0, true_extent = 0;
+  bool dense = false;  // gap-free: copies may use memcpy
+  static TypeLayout of(MPI_Datatype type);
+};
+
 // The requests of one call in flight, kept compact: a wait looks only at
 // those, so completion handling is linear in the call's messages (it was
 // quadratic for k-ring when every request ever posted was waited on). Ids are
@@ -62,7 +71,11 @@ class PmpiTransport final : public Transport {
   // Messages and local operations of more than `count_limit` elements (the
   // int counts of the MPI-3 calls) are described by derived datatypes or
   // split, so every count works; tests lower the limit to reach those paths.
-  PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit = kIntCountLimit);
+  PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, WaitPolicy wait, std::uint64_t count_limit = kIntCountLimit)
+      : PmpiTransport(comm, bufs, TypeLayout::of(bufs.type), wait, count_limit) {}
+  // `layout`: TypeLayout::of(bufs.type), kept by the caller.
+  PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, const TypeLayout& layout, WaitPolicy wait,
+                std::uint64_t count_limit = kIntCountLimit);
 
   void prepare(const Schedule& s) override;
   void scratch(std::uint64_t count) override;
