@@ -44,6 +44,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $size =~ ^[1-9][0-9]*$ ]] || { echo "call_cost.sh: --size takes a byte count, not '$size'" >&2; exit 1; }
 command -v valgrind > /dev/null || { echo "call_cost.sh: needs valgrind (scripts/install-deps.sh)" >&2; exit 1; }
+[[ $mpi =~ ^(mpich|openmpi)$ ]] || { echo "call_cost.sh: --mpi takes mpich or openmpi, not '$mpi'" >&2; exit 1; }
 lib=$build/$mpi/.libs/libgencoll-pmpi.so
 [ -z "$preload" ] || [ -f "$lib" ] || { echo "call_cost.sh: --preload: no $lib (build gencoll first)" >&2; exit 1; }
 wait_policy=${GENCOLL_WAIT_POLICY:-block}
