@@ -28,7 +28,11 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: call_cost.sh OUT_DIR [--build BUILD_DIR] [--mpi mpich|openmpi] [--size BYTES] [--symmetric] [--preload]"
-out=${1:?$usage}
+case ${1:-} in
+  -h|--help) echo "$usage"; exit 0 ;;
+  -*|"") echo "call_cost.sh: the first argument is the output directory ($usage)" >&2; exit 1 ;;
+esac
+out=$1
 shift
 build=$top/build mpi=mpich size=8 symmetric=0 preload=
 while [ $# -gt 0 ]; do

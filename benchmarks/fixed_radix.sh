@@ -28,7 +28,11 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 usage="usage: fixed_radix.sh OUT_DIR [--np N] [--build BUILD_DIR] [--mpi mpich|openmpi] [--preload] [--runs N] [--emulate N [--rate R]]"
-out=${1:?$usage}
+case ${1:-} in
+  -h|--help) echo "$usage"; exit 0 ;;
+  -*|"") echo "fixed_radix.sh: the first argument is the output directory ($usage)" >&2; exit 1 ;;
+esac
+out=$1
 shift
 cmdline="$out${*:+ $*}"
 np=2 build=$top/build mpi=mpich emulate= rate=1gbit runs=1 preload=
