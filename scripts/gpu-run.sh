@@ -33,11 +33,9 @@
 #                 (one .tar.gz) there, e.g. the device tool's $OUT
 # Output: the full log in DIR/gpu-run.log, the table on stdout.
 #
-# On the device tool, after `bash scripts/device-bundle.sh` here (two calls,
-# since one may run 10 minutes at most):
-#   run(command="bash scripts/gpu-run.sh --bundle .device --results $OUT", carry=[".device"])
-#   run(command="bash scripts/main-job.sh --bundle .device --np 16 --out /tmp/mj &&
-#                tar -C /tmp -czf $OUT/mj.tar.gz mj", carry=[".device"])
+# On the device tool, after `bash scripts/device-bundle.sh` here, as a part
+# of scripts/device-session.sh (which packs each part's results into $OUT):
+#   run(command="bash scripts/device-session.sh $OUT gpu np:16", carry=[".device"])
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=$top/build-gpu max=1073741824 do_build=1 p=64 k=4 np=4 bundle= main_job=0 results=

@@ -12,4 +12,24 @@ while IFS= read -r f; do
 done < <(cd "$top" && find scripts benchmarks tests .ci -name '*.sh' -o -path .ci/run | sed "s|^|$top/|" | sort)
 [ "$n" -gt 10 ] || { echo "FAIL: check_scripts found only $n scripts under $top"; exit 1; }
 echo "check_scripts: $n scripts, $fails that do not parse"
+
+# The device session runs on a lent machine's scarce minutes: every part is
+# checked before any runs, and a bad one is named, with nothing measured.
+ds=$top/scripts/device-session.sh out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+mkdir -p "$out/bundle"
+for bad in "emu:4x" "emu:4x2:0" "emu:4x2:2:1M" "merge:$out/none:1:2" "np:" "gpu:1" "bogus"; do
+  msg=$(bash "$ds" "$out/o" --bundle "$out/bundle" emu:2x1 "$bad" 2>&1); rc=$?
+  if [ "$rc" != 2 ] || [[ $msg != *"bad part '$bad'"* ]] || [ -e "$out/o/session.txt" ]; then
+    echo "FAIL: device-session.sh with part '$bad': exit $rc, '$msg'"; fails=$((fails + 1))
+  fi
+done
+for args in "--budget 0 gpu" "--budget 10s gpu" "--bundle $out/none gpu" "" "--bogus gpu"; do
+  # shellcheck disable=SC2086  # the words are the arguments
+  msg=$(bash "$ds" "$out/o" $args 2>&1); rc=$?
+  if [ "$rc" != 2 ] || [ -z "$msg" ] || [ -e "$out/o/session.txt" ]; then
+    echo "FAIL: device-session.sh $args: exit $rc, '$msg'"; fails=$((fails + 1))
+  fi
+done
+echo "check_scripts: device-session.sh refuses bad parts and options before running any"
 [ "$fails" = 0 ]
