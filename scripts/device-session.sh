@@ -7,8 +7,9 @@
 # main job cut in its sweep).
 #
 # usage: device-session.sh OUT [--budget SECONDS] [--bundle DIR] PART...
-#   PART  gpu                    scripts/gpu-run.sh --bundle DIR: GPU tests,
-#                                kernel timings, device-buffer collectives
+#   PART  gpu[:MAX]              scripts/gpu-run.sh --bundle DIR: GPU tests,
+#                                kernel timings (permutations to MAX bytes,
+#                                default 1 GiB), device-buffer collectives
 #         emu:NxR[:ROUNDS[:MAX]] the main job on an emulated cluster of N hosts
 #                                x R ranks at 1 Gbit/s, 8 B to MAX (default
 #                                4194304), ROUNDS rounds (default 2)
@@ -29,7 +30,7 @@
 # brings back at most 8 files: with session.txt, seven parts).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: device-session.sh OUT [--budget SECONDS] [--bundle DIR] PART... (PART: gpu | emu:NxR[:ROUNDS[:MAX]] | merge:SRC:MIN:MAX | np:N)"
+usage="usage: device-session.sh OUT [--budget SECONDS] [--bundle DIR] PART... (PART: gpu[:MAX] | emu:NxR[:ROUNDS[:MAX]] | merge:SRC:MIN:MAX | np:N)"
 case ${1:-} in
   -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   -*|"") echo "device-session.sh: the first argument is the output directory ($usage)" >&2; exit 2 ;;
@@ -58,7 +59,7 @@ for part in "${parts[@]}"; do
   IFS=: read -r kind a b c extra <<< "$part"
   ok=1
   case $kind in
-    gpu) [ -z "$a" ] || ok=0 ;;
+    gpu) [[ -z $a || $a =~ $size_re ]] && [ -z "$b" ] || ok=0 ;;
     emu) [[ $a =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] && [[ -z $b || $b =~ ^[1-9]$ ]] && [[ -z $c || $c =~ $size_re ]] && [ -z "$extra" ] || ok=0 ;;
     merge) [ -e "$a" ] && [[ $b =~ $size_re && $c =~ $size_re ]] && [ -z "$extra" ] || ok=0 ;;
     np) [[ $a =~ ^[1-9][0-9]*$ ]] && [ -z "$b" ] || ok=0 ;;
@@ -120,7 +121,7 @@ for part in "${parts[@]}"; do
   dir=$work/$name
   cmd=()
   case $kind in
-    gpu) cmd=(bash "$top/scripts/gpu-run.sh" --bundle "$bundle" --results "$dir") ;;
+    gpu) cmd=(bash "$top/scripts/gpu-run.sh" --bundle "$bundle" --results "$dir" ${a:+--max "$a"}) ;;
     emu) cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --emulate "$a" --rate 1gbit --max "${c:-4194304}"
               --iters 20 --max-time 0.1 --rounds "${b:-2}" --out "$dir") ;;
     merge) src=$(unpack "$a")
