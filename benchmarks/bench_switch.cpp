@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <set>
 #include <stdexcept>
 
@@ -209,6 +210,8 @@ Switch::Switch() {
   ompi_dynamic_ = ompi_ && cvar_index("coll_tuned_use_dynamic_rules") && read("coll_tuned_use_dynamic_rules") != 0;
   component_ = ompi_ && cvar_index("coll_gencoll_allreduce_algorithm").has_value();
   pmpi_select_ = reinterpret_cast<int (*)(const char*, const char*, int)>(dlsym(RTLD_DEFAULT, "gencoll_pmpi_select"));
+  const char* file = std::getenv("GENCOLL_SELECTION_FILE");
+  pmpi_file_ = pmpi_select_ && file && *file;
   if (mpich_)
     for (Collective c : all_collectives())
       device_collective_default_.push_back(read("MPIR_CVAR_" + upper(to_string(c)) + "_DEVICE_COLLECTIVE"));
@@ -301,7 +304,7 @@ void Switch::apply(Collective c, const BenchConfig& cfg) {
   MPI_Comm_size(MPI_COMM_WORLD, &p);
   if (pmpi_select_) {
     const int rc = via_pmpi ? pmpi_select_(to_string(c), to_string(cfg.alg), cfg.k)
-                            : pmpi_select_(to_string(c), "native", 0);
+                            : pmpi_select_(to_string(c), pmpi_file_ ? "auto" : "native", 0);
     if (rc != 0) throw std::runtime_error(cfg.name() + ": gencoll_pmpi_select refused it");
   }
   if (ompi_) {

@@ -86,6 +86,10 @@ class Switch {
   bool mpich_ = false;        // MPICH 4.0.2 (stock or with the module)
   bool module_ = false;       // the MPICH module's KVAL variables exist
   int (*pmpi_select_)(const char*, const char*, int) = nullptr;
+  // GENCOLL_SELECTION_FILE is set: "native" through the interposition
+  // library leaves each call to that file, as it does through the MPICH
+  // module with MPICH's own JSON variable (the tuned file's measurement).
+  bool pmpi_file_ = false;
   bool ompi_ = false;          // Open MPI with tuned's variables
   bool ompi_dynamic_ = false;  // ... and coll_tuned_use_dynamic_rules on
   bool component_ = false;     // the gencoll coll component is loaded

@@ -69,7 +69,9 @@ sweeping algorithms and radices in one run.
   -d host|cuda    buffers in host memory (default) or CUDA device memory
                   (libcudart is loaded at run time; one device per node-local rank)
   --sweep LIST    configurations, comma-separated (default: native):
-                    native            the MPI's own choice, untouched
+                    native            the MPI's own choice, untouched (through
+                                      the interposition library with
+                                      GENCOLL_SELECTION_FILE set: that file's)
                     mpich:NAME        MPICH 4.0.2's algorithm NAME (its
                                       MPIR_CVAR_<COLL>_INTRA_ALGORITHM values)
                     ALG[:K]           gencoll's algorithm ALG with radix K:

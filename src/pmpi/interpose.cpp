@@ -130,6 +130,25 @@ int delete_state(MPI_Comm, int, void* attr, void*) {
   return MPI_SUCCESS;
 }
 
+// One intercepted call, as the selection needs it.
+struct Call {
+  Collective coll;
+  MPI_Comm comm;
+  std::uint64_t count;  // allgather: recvcount
+  MPI_Datatype type;    // allgather: recvtype
+  MPI_Op op;            // MPI_OP_NULL for allgather and bcast
+  bool in_place;        // sendbuf is MPI_IN_PLACE
+  int root;
+};
+
+// What gencoll runs for a call.
+struct Plan {
+  Algorithm alg;
+  int k;
+  bool commutative;
+  int node_size = 0;  // CollParams::node_size: MPICH's smp composition
+};
+
 // What a thread keeps of its last call, so that a loop of one call shape on
 // one communicator asks neither the MPI nor the schedule cache again (the
 // glues' communicators keep their last call's program likewise): per thread,
@@ -151,6 +170,23 @@ struct ThreadCalls {
   // that runs a collective) must leave `cached` alone.
   bool running = false;
   ProgramRunner runner;
+  // The selection file's answer to the last call it decided on this thread,
+  // for the same question asked again: walking the file compares strings and
+  // builds the answer's texts, about 1,500 instructions, more than the rest
+  // of an 8-byte bcast. Kept for predefined types and ops alone (their
+  // handles never change meaning), on the communicator of `state`.
+  struct FileAnswer {
+    MPI_Comm comm = MPI_COMM_NULL;
+    std::uint64_t deletions = 0;
+    Collective coll = Collective::allreduce;
+    std::uint64_t count = 0;
+    MPI_Datatype type = MPI_DATATYPE_NULL;
+    MPI_Op op = MPI_OP_NULL;
+    bool in_place = false;
+    std::optional<Plan> plan;
+    std::string why;  // GENCOLL_DEBUG's reason for a native answer, logged again
+  };
+  std::optional<FileAnswer> file;
 };
 
 // Out of line: inlined, the compiler asks the dynamic loader for the
@@ -165,6 +201,25 @@ CommState* known_state(const ThreadCalls& tc, MPI_Comm comm) {
   if (tc.state && tc.comm == comm && tc.deletions == g_state_deletions.load(std::memory_order_acquire))
     return tc.state;
   return nullptr;
+}
+
+// Whether `type` is predefined (`named`), asking the MPI only about a type
+// other than the thread's last of each kind; a predefined one's layout is
+// kept with it. Returns the MPI's error, if any.
+int classify_type(ThreadCalls& tc, MPI_Datatype type, bool& named) {
+  if (tc.named != type && tc.derived != type) {
+    int integers = 0, addresses = 0, types = 0, combiner = MPI_UNDEFINED;
+    if (int rc = PMPI_Type_get_envelope(type, &integers, &addresses, &types, &combiner); rc != MPI_SUCCESS) return rc;
+    if (combiner == MPI_COMBINER_NAMED) {
+      tc.named.reset();  // kept only with its layout, should that throw
+      tc.named_layout = TypeLayout::of(type);
+      tc.named = type;
+    } else {
+      tc.derived = type;
+    }
+  }
+  named = tc.named == type;
+  return MPI_SUCCESS;
 }
 
 CommState& comm_state(MPI_Comm comm) {
@@ -223,24 +278,6 @@ void load_config() {
   }
 }
 
-// One intercepted call, as the selection needs it.
-struct Call {
-  Collective coll;
-  MPI_Comm comm;
-  std::uint64_t count;  // allgather: recvcount
-  MPI_Datatype type;    // allgather: recvtype
-  MPI_Op op;            // MPI_OP_NULL for allgather and bcast
-  bool in_place;        // sendbuf is MPI_IN_PLACE
-  int root;
-};
-
-// What gencoll runs for a call.
-struct Plan {
-  Algorithm alg;
-  int k;
-  bool commutative;
-  int node_size = 0;  // CollParams::node_size: MPICH's smp composition
-};
 
 bool is_inter(MPI_Comm comm) {
   // Only intracommunicators get a state.
@@ -305,9 +342,9 @@ SelectionCall describe(const Call& call, bool inter) {
 // Whether gencoll serves this call and how: GENCOLL_<COLL>_INTRA_ALGORITHM, else
 // the selection file, else the MPI's own. Logs the file's native choices and
 // the commutativity fallback when GENCOLL_DEBUG=1.
-std::optional<Plan> decide(const Call& call) {
+// `logged`: where the file's reason for a native choice goes once logged.
+std::optional<Plan> decide_afresh(const Call& call, const Selection& sel, std::string* logged = nullptr) {
   const Collective c = call.coll;
-  const Selection sel = selection(c);
   const bool file_decides = g_config.selection_file && !sel.pinned;
   if (!file_decides && !sel.alg) return std::nullopt;  // the default: nothing to decide
   const bool inter = is_inter(call.comm);
@@ -325,6 +362,7 @@ std::optional<Plan> decide(const Call& call) {
           if (ch.alg) why += ", intercommunicator";  // a gencoll leaf gencoll cannot run there
         }
         log_native(call, why);
+        if (logged) *logged = std::move(why);
       }
       return std::nullopt;
     }
@@ -348,6 +386,34 @@ std::optional<Plan> decide(const Call& call) {
     }
   }
   return Plan{*alg, k, commutative, node_size};
+}
+
+// decide_afresh, but the selection file's answer to the thread's last
+// question it decided is kept for that question (ThreadCalls::file): it
+// depends on the communicator, the collective, the count, the type and the op
+// and on nothing that changes during a run.
+std::optional<Plan> decide(const Call& call) {
+  const Selection sel = selection(call.coll);
+  if (!g_config.selection_file || sel.pinned) return decide_afresh(call, sel);
+  ThreadCalls& tc = thread_calls();
+  bool named = false;
+  const bool keep = predefined_op(call.op) && classify_type(tc, call.type, named) == MPI_SUCCESS && named;
+  if (keep && tc.file && known_state(tc, call.comm)) {
+    const ThreadCalls::FileAnswer& f = *tc.file;
+    if (f.comm == call.comm && f.deletions == tc.deletions && f.coll == call.coll && f.count == call.count &&
+        f.type == call.type && f.op == call.op && f.in_place == call.in_place) {
+      if (!f.plan && g_config.debug) log_native(call, f.why);  // every call says how it went
+      return f.plan;
+    }
+  }
+  std::string why;
+  std::optional<Plan> plan = decide_afresh(call, sel, &why);
+  // Answering looked the communicator's state up, unless it is an
+  // intercommunicator (which has none, and is not kept).
+  if (keep && known_state(tc, call.comm))
+    tc.file = ThreadCalls::FileAnswer{call.comm, tc.deletions,  call.coll, call.count,
+                                      call.type, call.op, call.in_place, plan, std::move(why)};
+  return plan;
 }
 
 // GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
@@ -416,18 +482,9 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
     tc.cached = state.schedules.get(prm);
     tc.prm = std::move(prm);
   }
-  if (tc.named != bufs.type && tc.derived != bufs.type) {
-    int integers = 0, addresses = 0, types = 0, combiner = MPI_UNDEFINED;
-    check(PMPI_Type_get_envelope(bufs.type, &integers, &addresses, &types, &combiner));
-    if (combiner == MPI_COMBINER_NAMED) {
-      tc.named.reset();  // kept only with its layout, should that throw
-      tc.named_layout = TypeLayout::of(bufs.type);
-      tc.named = bufs.type;
-    } else {
-      tc.derived = bufs.type;
-    }
-  }
-  const TypeLayout layout = tc.named == bufs.type ? tc.named_layout : TypeLayout::of(bufs.type);
+  bool named = false;
+  check(classify_type(tc, bufs.type, named));
+  const TypeLayout layout = named ? tc.named_layout : TypeLayout::of(bufs.type);
   PmpiTransport t(pc, bufs, layout, g_config.wait, g_config.count_limit);
   InjectedFault fault;
   struct Running {

@@ -87,6 +87,40 @@ out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca
 echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "wrong results under the tuned file: $out"
 check_tuned "$tmp/tuned.json" 4 "$out"
 
+# The same question again, and one thing changed at a time (type, count,
+# communicator, root; a communicator of another size on a freed one's
+# handle): each call says what the file names for it, repeated calls too.
+cat > "$tmp/repeat.json" <<'EOF'
+{"collective=allreduce": {"comm_size<=3": {"algorithm=MPIR_Allreduce_intra_knomial": {"k=2": {}}},
+                          "comm_size=any": {"avg_msg_size<=16": {"algorithm=MPIR_Allreduce_intra_recursive_multiplying": {"k=3": {}}},
+                                            "avg_msg_size<=128": {"algorithm=MPIR_Allreduce_intra_kring": {"k=2": {}}},
+                                            "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}}},
+ "collective=bcast": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=3": {}}}}}
+EOF
+rbin="$builddir/tests/mpi/select_repeat.openmpi"
+[ "$rbin" -nt "$srcdir/tests/mpi/select_repeat.c" ] || mpicc.openmpi -O1 -o "$rbin" "$srcdir/tests/mpi/select_repeat.c" ||
+  fail "cannot build select_repeat with mpicc.openmpi"
+gencoll_env "$tmp/repeat.json"
+out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 5 "${env[@]}" \
+  "$rbin" </dev/null 2>&1) || fail "select_repeat failed under the selection file: $out"
+echo "$out" | grep -q "^select_repeat: p=5 ok" || fail "wrong results: $out"
+r5="allreduce count=4 bytes=16 p=5 root=0 algorithm=recursive_multiplying k=3"
+own="allreduce count=64 bytes=256 p=5 root=0 algorithm=native (MPIR_Allreduce_intra_recursive_doubling)"
+r3="allreduce count=4 bytes=16 p=3 root=0 algorithm=knomial k=2"
+r4="allreduce count=4 bytes=16 p=4 root=0 algorithm=recursive_multiplying k=3"
+expected=$(printf 'gencoll: %s\n' "$r5" "$r5" "$r5" "allreduce count=4 bytes=32 p=5 root=0 algorithm=kring k=2" "$r5" \
+  "$own" "$own" "$r3" "$r3" "$r4" "$r4" \
+  "bcast count=4 bytes=16 p=5 root=2 algorithm=knomial k=3" "bcast count=4 bytes=16 p=5 root=3 algorithm=knomial k=3")
+# Rank 0's lines, in order: it is rank 0 of the world and of both first
+# halves (the other halves' rank 0 print p=2 and p=1); the last allreduce
+# (count=1) gathers the errors.
+got=$(echo "$out" | grep -E '^gencoll: (allreduce|bcast) .* p=[345] ' | grep -v ' count=1 ')
+[ "$got" = "$expected" ] || fail "the debug lines of repeated calls differ; expected:
+$expected
+got:
+$got
+all output: $out"
+
 # A bad file stops the job at MPI_Init, naming the file and the key.
 echo '{"collective=allreduce": {"avg_msg_sise<=64": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' > "$tmp/bad.json"
 out=$(run "$tmp/bad.json") && fail "a bad selection file did not stop the job: $out"
@@ -94,4 +128,4 @@ origin="GENCOLL_SELECTION_FILE=$tmp/bad.json"
 [ "$mode" = component ] && origin="coll_gencoll_selection_file: selection file $tmp/bad.json"
 echo "$out" | grep -qF "$origin: key \"avg_msg_sise<=64\": unknown key" ||
   fail "no message naming the file and the key: $out"
-echo "PASS ($mode): the selection file chose the algorithm and k of every call (25 calls), the MPI's own where it names it; the tuner's file drove all 25 calls"
+echo "PASS ($mode): the selection file chose the algorithm and k of every call (25 calls), the MPI's own where it names it; the tuner's file drove all 25 calls; 13 repeated and varied calls each ran what the file names"
