@@ -404,13 +404,12 @@ int gencoll_mpich_abi_version(void) { return GENCOLL_MPICH_ABI_VERSION; }
 
 struct gencoll_selection {
   std::shared_ptr<const SelectionFile> file;
-  mutable std::string leaf;  // the last choice's leaf, for the caller's message
 };
 
 gencoll_selection* gencoll_selection_load(const char* path, char* err, size_t errlen) {
   try {
     SelectionFile::Loaded l = SelectionFile::load(path ? path : "");
-    if (l.file) return new gencoll_selection{l.file, {}};
+    if (l.file) return new gencoll_selection{l.file};
     std::string all;
     for (const std::string& e : l.errors) all += e + "\n";
     message(err, errlen, all.c_str());
@@ -454,8 +453,11 @@ int gencoll_selection_choose(const gencoll_selection* s, const gencoll_selection
   c.multi_threaded = call->multi_threaded != 0;
   c.nodes = NodeLayout{call->node_size, call->node_count, call->node_consecutive != 0, call->node_block};
   const SelectionChoice ch = s->file->select(c);
-  s->leaf = ch.why.empty() ? ch.leaf : ch.why;
-  *leaf = s->leaf.c_str();
+  // Per thread: the threads of an MPI_THREAD_MULTIPLE program choose at once
+  // (one string in the shared selection was written by all of them).
+  thread_local std::string text;
+  text = ch.why.empty() ? ch.leaf : ch.why;
+  *leaf = text.c_str();
   // A baseline (smp's flat bcast is `ring`) is its family at its radix.
   if (!ch.alg || info(info(*ch.alg).family).abi < 0) return 0;
   const AlgorithmInfo& family = info(info(*ch.alg).family);

@@ -221,7 +221,7 @@ struct gencoll_selection_call {
  * the leaders' as the file chooses them on MPICH's node_roots
  * communicator). 0 when the leaf is the MPI's own (or no leaf is reached, or
  * an smp gencoll cannot run); *leaf then points at the leaf's key as written,
- * or at why not ("" for no leaf), valid while the file is. */
+ * or at why not ("" for no leaf), valid until the thread's next call. */
 int gencoll_selection_choose(const struct gencoll_selection *s, const struct gencoll_selection_call *call, int *alg,
                              int *k, int *node_size, const char **leaf);
 
