@@ -68,8 +68,8 @@ for part in "${parts[@]}"; do
   [ $ok = 1 ] || { echo "device-session.sh: bad part '$part' ($usage; merge's SRC must exist)" >&2; exit 2; }
 done
 
-work=/tmp/device-session
-rm -rf "$work" && mkdir -p "$work"
+# A directory of this call's own: a merge part may read an earlier call's.
+work=$(mktemp -d /tmp/device-session.XXXXXX)
 report=$out/session.txt
 echo "device-session: $(date -u '+%F %T UTC'), gencoll $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown), budget ${budget}s, $(nproc) cores" > "$report"
 start=$SECONDS
@@ -112,7 +112,9 @@ n=0
 for part in "${parts[@]}"; do
   n=$((n + 1))
   left=$((budget - (SECONDS - start)))
-  name=$(printf '%d-%s' "$n" "$part" | tr -c 'A-Za-z0-9._\n-' '_')
+  label=$part
+  [[ $part == merge:* ]] && label=$(cut -d: -f1,3,4 <<< "$part")  # the source's path makes no name
+  name=$(printf '%d-%s' "$n" "$label" | tr -c 'A-Za-z0-9._\n-' '_')
   if [ $left -lt 60 ]; then
     echo "$name: skipped (${left}s of the budget left)" | tee -a "$report"
     continue
