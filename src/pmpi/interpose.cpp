@@ -278,7 +278,6 @@ void load_config() {
   }
 }
 
-
 bool is_inter(MPI_Comm comm) {
   // Only intracommunicators get a state.
   if (known_state(thread_calls(), comm)) return false;
