@@ -5,7 +5,10 @@
 // glues); run_ns: gencoll_mpich_run, the program run through a callback
 // table; runner_ns: the C++ runner of the interposition library on a final
 // transport, program in hand; executor_ns: the general executor, plan in
-// hand. A benchmark, not a test: `build/benchmarks/call_bench`.
+// hand. Then select_ns: one answer of a tuned selection file
+// (json-configs/frontier.json) to a call whose size changes every time, what
+// a program pays per call where no kept answer applies. A benchmark, not a
+// test: `build/benchmarks/call_bench`.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +17,7 @@
 #include "src/cabi/gencoll_mpich.h"
 #include "src/exec/program.hpp"
 #include "src/exec/transport.hpp"
+#include "src/runtime/csel_file.hpp"
 
 using namespace gencoll;
 
@@ -56,6 +60,38 @@ double ns_per_call(F&& f) {
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps);
   }
   return best * 1e9;
+}
+
+// ns per SelectionFile::select for each collective, the count cycling over
+// 1, 2, 4, ... 2^20 elements of 4 bytes (so every size class of the file is
+// asked in turn).
+void select_table() {
+  const std::string path = std::string(GENCOLL_SOURCE_DIR) + "/json-configs/frontier.json";
+  const SelectionFile::Loaded l = SelectionFile::load(path);
+  if (!l.file) {
+    for (const std::string& e : l.errors) std::fprintf(stderr, "call_bench: %s\n", e.c_str());
+    return;
+  }
+  std::printf("\n# ns per selection-file answer (%s), 4-byte elements, count cycling 1..2^20\n", path.c_str());
+  std::printf("%-10s %3s %9s\n", "collective", "p", "select_ns");
+  for (const int p : {8, 64}) {
+    for (const Collective c : {Collective::allgather, Collective::allreduce, Collective::bcast, Collective::reduce}) {
+      SelectionCall call;
+      call.coll = c;
+      call.comm_size = p;
+      call.type_size = 4;
+      call.nodes = NodeLayout{1, p, true, 1};
+      unsigned shift = 0;
+      int chosen = 0;
+      const double ns = ns_per_call([&] {
+        call.count = std::uint64_t{1} << shift;
+        shift = shift == 20 ? 0 : shift + 1;
+        chosen += l.file->select(call).alg.has_value();
+      });
+      if (chosen == 0) std::fprintf(stderr, "call_bench: the file chose no gencoll %s at p = %d\n", to_string(c), p);
+      std::printf("%-10s %3d %9.1f\n", to_string(c), p, ns);
+    }
+  }
 }
 
 }  // namespace
@@ -108,5 +144,6 @@ int main() {
                   c.rank, s.steps.size(), lookup, run, ran, exec);
     }
   }
+  select_table();
   return 0;
 }

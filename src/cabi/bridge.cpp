@@ -456,7 +456,8 @@ int gencoll_selection_choose(const gencoll_selection* s, const gencoll_selection
   // Per thread: the threads of an MPI_THREAD_MULTIPLE program choose at once
   // (one string in the shared selection was written by all of them).
   thread_local std::string text;
-  text = ch.why.empty() ? ch.leaf : ch.why;
+  if (ch.why.empty()) text.assign(ch.leaf);
+  else text = ch.why;
   *leaf = text.c_str();
   // A baseline (smp's flat bcast is `ring`) is its family at its radix.
   if (!ch.alg || info(info(*ch.alg).family).abi < 0) return 0;

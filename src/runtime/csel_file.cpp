@@ -52,8 +52,11 @@ enum class Hierarchy { parent, node_roots, node, flat, any };
 
 struct Condition {
   Test test;
-  long long value = 0;     // N of "<=N" / "<N"; 1 for =yes, 0 for =no; a Hierarchy's value
-  std::string collective;  // of collective=
+  long long value = 0;  // N of "<=N" / "<N"; 1 for =yes, 0 for =no; a Hierarchy's value
+  // Of collective=: the collective gencoll intercepts by that name; none for
+  // MPICH's others, which no call here asks about. Read once, so that a call
+  // compares an enum, not a name.
+  std::optional<Collective> coll;
   std::unique_ptr<SelectionFile::Node> then;
 };
 
@@ -236,8 +239,13 @@ class Parser {
     }
     if (starts_with(ckey, "collective=")) {
       const std::string name = ckey.substr(std::strlen("collective="));
-      for (const char* c : kMpichCollectives)
-        if (name == c) return Condition{Test::collective, 0, name, nullptr};
+      for (const char* c : kMpichCollectives) {
+        if (name != c) continue;
+        std::optional<Collective> ours;
+        for (Collective g : all_collectives())
+          if (name == to_string(g)) ours = g;
+        return Condition{Test::collective, 0, ours, nullptr};
+      }
       error(key, "unknown collective \"" + name + "\" (MPICH's names: allgather, allreduce, bcast, reduce, ...)");
       return std::nullopt;
     }
@@ -320,15 +328,28 @@ std::uint64_t pof2(int n) {
 // over the rest. The two differ in one place, reproduced here.
 enum class Phase { prune, search };
 
-bool holds(const Condition& c, const SelectionCall& call, Phase phase) {
-  const std::uint64_t avg = call.count * call.type_size;
-  const std::uint64_t total = avg * static_cast<std::uint64_t>(call.comm_size);
+// What the conditions ask of a call, worked out once per call rather than per
+// condition (a file asks a dozen of them).
+struct Facts {
+  explicit Facts(const SelectionCall& c)
+      : call(c),
+        avg(c.count * c.type_size),
+        total(avg * static_cast<std::uint64_t>(c.comm_size)),
+        // MPICH gives an intracommunicator node awareness (hierarchy "parent",
+        // with a node_comm where a node holds more than one of its processes)
+        // unless every process is alone on its node; intercommunicators stay "flat".
+        parent(!c.inter && !c.node_roots && c.nodes.node_count < c.comm_size) {}
+  const SelectionCall& call;
+  std::uint64_t avg, total;
+  bool parent;
+};
+
+bool holds(const Condition& c, const Facts& facts, Phase phase) {
+  const SelectionCall& call = facts.call;
+  const std::uint64_t avg = facts.avg, total = facts.total;
+  const bool parent = facts.parent;
   const auto bound = static_cast<std::uint64_t>(c.value);
   const bool yes = c.value != 0;
-  // MPICH gives an intracommunicator node awareness (hierarchy "parent", with a
-  // node_comm where a node holds more than one of its processes) unless every
-  // process is alone on its node; intercommunicators stay "flat".
-  const bool parent = !call.inter && !call.node_roots && call.nodes.node_count < call.comm_size;
   switch (c.test) {
     case Test::comm_type_intra: return !call.inter;
     case Test::comm_type_inter: return call.inter;
@@ -348,7 +369,7 @@ bool holds(const Condition& c, const SelectionCall& call, Phase phase) {
     case Test::is_node_consecutive: return (parent && call.nodes.consecutive) == yes;
     case Test::comm_avg_ppn_le:
       return static_cast<long long>(call.comm_size) <= c.value * call.nodes.node_count;
-    case Test::collective: return c.collective == to_string(call.coll);
+    case Test::collective: return c.coll == call.coll;
     case Test::is_multi_threaded: return call.multi_threaded == yes;
     case Test::avg_msg_size_le: return avg <= bound;
     case Test::avg_msg_size_lt: return avg < bound;
@@ -391,20 +412,22 @@ Cursor step(Cursor c, const Condition& cond, bool held) {
 // MPICH's prune_tree: follows communicator conditions from `start` and stops at
 // the first other node; when it falls off the tree it returns `start` itself,
 // which the search then walks again.
-Cursor prune(Cursor start, const SelectionCall& call) {
+Cursor prune(Cursor start, const Facts& facts) {
   Cursor c = start;
   while (const Condition* cond = condition_at(c)) {
     if (!about_communicator(cond->test)) return c;
-    c = step(c, *cond, holds(*cond, call, Phase::prune));
+    c = step(c, *cond, holds(*cond, facts, Phase::prune));
   }
   return leaf_at(c) ? c : start;
 }
 
-SelectionChoice search(Cursor c, const SelectionCall& call) {
-  while (const Condition* cond = condition_at(c)) c = step(c, *cond, holds(*cond, call, Phase::search));
+// Into `ch`, which the caller returns: one object from the walk to the caller
+// (SelectionChoice holds a string; a return by value here would move it).
+void search(Cursor c, const Facts& facts, SelectionChoice& ch) {
+  while (const Condition* cond = condition_at(c)) c = step(c, *cond, holds(*cond, facts, Phase::search));
   const Leaf* l = leaf_at(c);
-  if (!l) return {};
-  SelectionChoice ch;
+  if (!l) return;
+  const SelectionCall& call = facts.call;
   ch.leaf = l->key;
   // A gencoll leaf of another collective: MPICH has no way to run it (it
   // asserts); the MPI's own is the safe reading.
@@ -413,7 +436,6 @@ SelectionChoice search(Cursor c, const SelectionCall& call) {
     ch.k = l->k;
   }
   ch.smp = l->smp && l->coll == call.coll;
-  return ch;
 }
 
 struct FileCloser {
@@ -471,14 +493,16 @@ SelectionChoice SelectionFile::select(const SelectionCall& call) const {
   // naming it), then each collective's own leading communicator conditions.
   // A tree without collective= at that point makes MPICH abort; gencoll leaves
   // such calls to the MPI.
-  const Cursor top = prune(Cursor{root_.get(), 0}, call);
+  SelectionChoice ch;  // every path returns this one object
+  const Facts facts(call);
+  const Cursor top = prune(Cursor{root_.get(), 0}, facts);
   const Condition* first = condition_at(top);
-  if (!first || first->test != Test::collective) return {};
+  if (!first || first->test != Test::collective) return ch;
   std::optional<Cursor> tree;
   for (Cursor c = top; const Condition* cond = condition_at(c); ++c.i)
-    if (cond->test == Test::collective && cond->collective == to_string(call.coll)) tree = Cursor{cond->then.get(), 0};
-  if (!tree) return {};
-  SelectionChoice ch = search(prune(*tree, call), call);
+    if (cond->test == Test::collective && cond->coll == call.coll) tree = Cursor{cond->then.get(), 0};
+  if (!tree) return ch;
+  search(prune(*tree, facts), facts, ch);
   if (ch.smp) resolve_smp(call, ch);
   return ch;
 }
@@ -516,7 +540,8 @@ void SelectionFile::resolve_smp(const SelectionCall& call, SelectionChoice& ch) 
   leaders.sendbuf_inplace = call.coll == Collective::allreduce;
   const SelectionChoice inner = select(leaders);
   if (!inner.alg) {
-    ch.why = "smp: the file leaves the nodes' leaders to the MPI (" + (inner.leaf.empty() ? "no leaf" : inner.leaf) + ")";
+    ch.why = "smp: the file leaves the nodes' leaders to the MPI (" +
+             (inner.leaf.empty() ? std::string("no leaf") : std::string(inner.leaf)) + ")";
     return;
   }
   ch.alg = inner.alg;

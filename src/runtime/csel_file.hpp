@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coll/algorithms.hpp"
@@ -88,7 +89,9 @@ struct SelectionChoice {
   int node_size = 0;
   std::string why;
   std::optional<int> k;          // the leaf's k=; nullopt: none given (the radix variable applies)
-  std::string leaf;              // the leaf's key as written; empty when no leaf was reached
+  // The leaf's key as written; empty when no leaf was reached. It views the
+  // SelectionFile's own text (a call copies no string): valid while the file lives.
+  std::string_view leaf;
 };
 
 class SelectionFile {

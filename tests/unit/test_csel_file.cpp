@@ -267,6 +267,25 @@ TEST_CASE("leaves: gencoll algorithms, the MPI's own, k=", "[selection]") {
   CHECK(ring.leaf == "algorithm=MPIR_Allgather_intra_ring");
 }
 
+TEST_CASE("collective= below the top, and of collectives gencoll leaves to the MPI", "[selection]") {
+  // Asked again under collective=allreduce (MPICH's search asks it per call);
+  // alltoall's sibling is read and never matches a call gencoll sees.
+  const auto f = parse_ok(R"({
+      "collective=alltoall": {"algorithm=MPIR_Alltoall_intra_brucks": {}},
+      "collective=allreduce": {"avg_msg_size<=64": {"collective=bcast": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+                                                  "collective=allreduce": {"algorithm=MPIR_Allreduce_intra_knomial": {}}},
+                               "collective=alltoall": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+                               "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_recursive_multiplying": {}}},
+      "collective=reduce_scatter_block": {"algorithm=MPIR_Reduce_scatter_block_intra_recursive_multiplying": {}}})");
+  CHECK(f->select(call(Collective::allreduce, 4, 2)).alg == Algorithm::knomial);
+  const SelectionChoice large = f->select(call(Collective::allreduce, 4, 1000));
+  CHECK(large.alg == Algorithm::recursive_multiplying);
+  CHECK(large.leaf == "algorithm=MPIR_Allreduce_intra_recursive_multiplying");
+  CHECK(f->select(call(Collective::reduce_scatter_block, 4, 1)).alg == Algorithm::recursive_multiplying);
+  CHECK_FALSE(f->select(call(Collective::bcast, 4, 1)).alg);
+  CHECK(f->select(call(Collective::bcast, 4, 1)).leaf.empty());
+}
+
 TEST_CASE("k defaults to GENCOLL_<COLL>_<ALG>_KVAL; a per-collective variable wins over the file", "[selection]") {
   const TempFile file(R"({"collective=allreduce": {"avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_knomial": {}},
       "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_knomial": {"k=3": {}}}},
