@@ -93,7 +93,9 @@ struct inflight {
 struct ctx {
     struct ompi_communicator_t *comm;
     const char *sendbuf;
-    int sendcount, count, root;     /* count, root: for the verbose line */
+    size_t sendcount;
+    int count, root;            /* count, root, shown_type: for the verbose line */
+    struct ompi_datatype_t *shown_type;
     struct ompi_datatype_t *sendtype;
     char *recvbuf;
     struct ompi_datatype_t *dtype;
@@ -206,13 +208,16 @@ GENCOLL_GLUE_STEP int gencoll_run_post(struct ctx *c, const struct gencoll_op *o
     if (rc != OMPI_SUCCESS) return rc;
     /* One that finished while being posted is freed at once, without a wait. */
     if (REQUEST_COMPLETE(req)) {
+        opal_atomic_rmb(); /* the status and data after the flag, as ompi_request_wait_completion reads them */
         rc = req->req_status.MPI_ERROR;
         ompi_request_free(&req);
         *in_flight = 0;
         return rc;
     }
-    *in_flight = 1;
-    return track(c, req, op);
+    /* A request track() could not keep it completed itself. */
+    rc = track(c, req, op);
+    *in_flight = rc == OMPI_SUCCESS;
+    return rc;
 }
 
 /* Waits as Open MPI's own blocking algorithms do (ompi_request_wait_completion
@@ -229,6 +234,7 @@ __attribute__((noinline)) static int gencoll_run_wait(struct ctx *c, uint32_t *o
                 i++;
                 continue;
             }
+            opal_atomic_rmb();
             int rc = req->req_status.MPI_ERROR;
             ops[(*n)++] = c->active[i].op;
             c->active[i] = c->active[--c->nactive];
@@ -253,7 +259,8 @@ GENCOLL_GLUE_STEP int gencoll_run_copy(struct ctx *c, const struct gencoll_range
     if (dst->count == 0) return OMPI_SUCCESS;
     char *to = addr(c, dst->buf, dst->offset);
     if (src->buf == GENCOLL_BUF_SEND && c->sendtype != c->dtype)
-        return ompi_datatype_sndrcv(c->sendbuf, c->sendcount, c->sendtype, to, (int32_t) dst->count, c->dtype);
+        return ompi_datatype_sndrcv(c->sendbuf, (int32_t) c->sendcount, c->sendtype, to, (int32_t) dst->count,
+                                    c->dtype);
     char *from = addr(c, src->buf, src->offset);
     if (from == to) return OMPI_SUCCESS; /* MPI_IN_PLACE: the input already is the result */
     return ompi_datatype_copy_content_same_ddt(c->dtype, (size_t) dst->count, to, from);
@@ -314,13 +321,13 @@ static int injected(struct gencoll_fault *f, struct ompi_communicator_t *comm)
 /* ---- one call ------------------------------------------------------------ */
 
 /* The call as the core reads it; counts: MPI_Reduce_scatter's recvcounts, else NULL. */
-static struct gencoll_call call_of(int coll, int alg, int k, int node_size, int count, struct ompi_op_t *op, int root,
+static struct gencoll_call call_of(int coll, int alg, int k, int node_size, uint64_t count, struct ompi_op_t *op, int root,
                                    int inplace, struct ompi_communicator_t *comm, const uint64_t *counts)
 {
     struct gencoll_call call = {
         .coll = coll, .alg = alg, .k = k,
         .p = ompi_comm_size(comm), .rank = ompi_comm_rank(comm), .root = root,
-        .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = (uint64_t) count, .counts = counts,
+        .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = count, .counts = counts,
         .node_size = node_size, .in_place = inplace,
     };
     return call;
@@ -334,7 +341,7 @@ static int no_program(int coll, int alg, const char *err)
 
 /* The call, written into its run's context in the collective's own frame:
  * no argument list passed on through a second call. */
-static inline __attribute__((always_inline)) void set_call(struct ctx *c, const void *sendbuf, int sendcount,
+static inline __attribute__((always_inline)) void set_call(struct ctx *c, const void *sendbuf, size_t sendcount,
                                                            struct ompi_datatype_t *sendtype, void *recvbuf,
                                                            int count, struct ompi_datatype_t *dtype,
                                                            struct ompi_op_t *op, int root,
@@ -347,6 +354,7 @@ static inline __attribute__((always_inline)) void set_call(struct ctx *c, const 
     c->recvbuf = recvbuf;
     c->count = count;
     c->dtype = dtype;
+    c->shown_type = dtype;
     c->op = op;
     c->root = root;
 }
@@ -374,7 +382,7 @@ static int run(struct ctx *c, int coll, int alg, int k, int node_size, const str
     const int p = ompi_comm_size(comm);
     if (mca_coll_gencoll_component.verbose && ompi_comm_rank(comm) == 0) {
         size_t size = 0;
-        ompi_datatype_type_size(c->dtype, &size);
+        ompi_datatype_type_size(c->shown_type, &size);
         /* Under smp, k is the leaders' algorithm's among the nodes. */
         const int nodes = node_size > 0 ? (p + node_size - 1) / node_size : p;
         fprintf(stderr, "gencoll: %s count=%d bytes=%llu p=%d root=%d algorithm=%s%s k=%d\n",
@@ -524,7 +532,9 @@ static struct mca_coll_gencoll_last *served(mca_coll_gencoll_module_t *m, int co
         return l;
     int alg, k, ns;
     if (!decide(m, coll, comm, count, dtype, op, inplace, root, &alg, &k, &ns)) return NULL;
-    const struct gencoll_call call = call_of(coll, alg, k, ns, count, op, root, inplace, comm, NULL);
+    /* A bcast runs on its bytes (mca_coll_gencoll_bcast). */
+    const uint64_t program_count = coll == GENCOLL_BCAST ? (uint64_t) count * size : (uint64_t) count;
+    const struct gencoll_call call = call_of(coll, alg, k, ns, program_count, op, root, inplace, comm, NULL);
     struct gencoll_program_hold *hold = NULL;
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
@@ -599,6 +609,26 @@ int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct o
     return RUN(&c, GENCOLL_ALLREDUCE, l);
 }
 
+/* Packs `count` elements of `dtype` at `elements` into `packed`, or unpacks
+ * them back, in pieces whose byte counts fit ompi_datatype_sndrcv's int32. */
+static int pack_elements(void *elements, int count, struct ompi_datatype_t *dtype, size_t size, char *packed,
+                         int unpack)
+{
+    ptrdiff_t lb = 0, extent = 0;
+    ompi_datatype_get_extent(dtype, &lb, &extent);
+    const int per = size > (size_t) INT32_MAX ? 1 : (int) ((size_t) INT32_MAX / size);
+    for (int i = 0; i < count; i += per) {
+        const int n = count - i < per ? count - i : per;
+        char *at = (char *) elements + (ptrdiff_t) i * extent;
+        char *bytes = packed + (size_t) i * size;
+        const int32_t nbytes = (int32_t) ((size_t) n * size);
+        const int rc = unpack ? ompi_datatype_sndrcv(bytes, nbytes, MPI_BYTE, at, n, dtype)
+                              : ompi_datatype_sndrcv(at, n, dtype, bytes, nbytes, MPI_BYTE);
+        if (rc != OMPI_SUCCESS) return rc;
+    }
+    return OMPI_SUCCESS;
+}
+
 int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *datatype, int root,
                            struct ompi_communicator_t *comm, mca_coll_base_module_t *module)
 {
@@ -607,9 +637,36 @@ int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *dataty
     struct mca_coll_gencoll_last *l = served(m, GENCOLL_BCAST, comm, count, datatype, NULL, 0, root, &rc);
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc : m->prev_bcast(buff, count, datatype, root, comm, m->prev_bcast_module);
+    /* A bcast runs on the message's bytes: every rank may pass its own count
+     * and type as long as the type signatures agree (the root n pairs of
+     * ints, the others 2n ints), and a schedule that splits the message
+     * (scatter + allgather) must split the same bytes on every rank. A
+     * contiguous type is its bytes in place; any other is packed at the root
+     * and unpacked at the others. */
+    size_t size = 0;
+    ompi_datatype_type_size(datatype, &size);
+    const size_t nbytes = (size_t) count * size;
+    if (nbytes == 0) return OMPI_SUCCESS; /* on every rank: the signatures agree */
     struct ctx c;
-    set_call(&c, buff, count, datatype, buff, count, datatype, NULL, root, comm);
-    return RUN(&c, GENCOLL_BCAST, l);
+    if (ompi_datatype_is_contiguous_memory_layout(datatype, count)) {
+        ptrdiff_t true_lb = 0, true_extent = 0;
+        ompi_datatype_get_true_extent(datatype, &true_lb, &true_extent);
+        char *bytes = (char *) buff + true_lb;
+        set_call(&c, bytes, nbytes, MPI_BYTE, bytes, count, MPI_BYTE, NULL, root, comm);
+        c.shown_type = datatype;
+        return RUN(&c, GENCOLL_BCAST, l);
+    }
+    char *packed = malloc(nbytes);
+    if (packed == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
+    const int at_root = ompi_comm_rank(comm) == root;
+    /* A root whose packing failed still sends, so that no peer waits forever. */
+    int copy_rc = at_root ? pack_elements(buff, count, datatype, size, packed, 0) : OMPI_SUCCESS;
+    set_call(&c, packed, nbytes, MPI_BYTE, packed, count, MPI_BYTE, NULL, root, comm);
+    c.shown_type = datatype;
+    rc = RUN(&c, GENCOLL_BCAST, l);
+    if (!at_root && rc == OMPI_SUCCESS) copy_rc = pack_elements(buff, count, datatype, size, packed, 1);
+    free(packed);
+    return rc != OMPI_SUCCESS ? rc : copy_rc;
 }
 
 int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi_datatype_t *dtype,

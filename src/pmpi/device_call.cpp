@@ -210,6 +210,12 @@ void execute_on_device(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers
   execute(s.schedule, s.plan, t);
 }
 
+void device_copy(void* dst, const void* src, std::size_t bytes, const Config& cfg) {
+  DeviceRuntime& rt = device_runtime(cfg);
+  if (!rt.ops) throw std::logic_error("gencoll: device_copy without libgencoll-cuda");
+  rt.ops->copy(dst, src, bytes);
+}
+
 void release_device_memory() {
   if (g_runtime.scratch) g_runtime.scratch->release();
 }

@@ -15,6 +15,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "gpu/device_ops.hpp"
@@ -42,6 +43,10 @@ BufferPlace buffer_place(const PmpiBuffers& b, std::uint64_t recv_count, const C
 // (place.device()); rank 0 (`first_rank`) prints the GENCOLL_DEBUG lines.
 void execute_on_device(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers& b, std::uint64_t recv_count,
                        BufferPlace place, const Config& cfg, bool first_rank);
+
+// Copies `bytes` between host and device memory, either way (libgencoll-cuda's
+// copy): for a caller that stages a buffer buffer_place found on the device.
+void device_copy(void* dst, const void* src, std::size_t bytes, const Config& cfg);
 
 // Gives back the device scratch and pinned staging memory kept between calls
 // (at MPI_Finalize, while the CUDA context and the MPI still exist).

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "coll/algorithms.hpp"
@@ -171,9 +172,9 @@ struct ThreadCalls {
   bool running = false;
   ProgramRunner runner;
   // The selection file's answer to the last call it decided on this thread,
-  // for the same question asked again: walking the file compares strings and
-  // builds the answer's texts, about 1,500 instructions, more than the rest
-  // of an 8-byte bcast. Kept for predefined types and ops alone (their
+  // for the same question asked again: describing the call to the file and
+  // walking it (some 500 instructions for a tuned file) is a third of an
+  // 8-byte bcast. Kept for predefined types and ops alone (their
   // handles never change meaning), on the communicator of `state`.
   struct FileAnswer {
     MPI_Comm comm = MPI_COMM_NULL;
@@ -241,8 +242,17 @@ CommState& comm_state(MPI_Comm comm) {
   CommState* state = static_cast<CommState*>(attr);
   if (!found) {
     auto made = std::make_unique<CommState>();
-    if (int rc = PMPI_Comm_dup(comm, &made->dup); rc != MPI_SUCCESS) throw MpiError(rc);
-    int rc = PMPI_Comm_size(made->dup, &made->p);
+    // The private communicator is made by a split, not a dup: a dup would run
+    // the copy callbacks of every library's attributes on a communicator they
+    // never see, and carry comm's info hints (mpi_assert_allow_overtaking
+    // would let one call's messages pass another's). Its errors return to
+    // gencoll, which raises them once on comm, through the handler comm has
+    // at that call.
+    int rank = 0;
+    if (int rc = PMPI_Comm_rank(comm, &rank); rc != MPI_SUCCESS) throw MpiError(rc);
+    if (int rc = PMPI_Comm_split(comm, 0, rank, &made->dup); rc != MPI_SUCCESS) throw MpiError(rc);
+    int rc = PMPI_Comm_set_errhandler(made->dup, MPI_ERRORS_RETURN);
+    if (rc == MPI_SUCCESS) rc = PMPI_Comm_size(made->dup, &made->p);
     if (rc == MPI_SUCCESS) rc = PMPI_Comm_rank(made->dup, &made->rank);
     if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(comm, g_keyval, made.get());
     if (rc != MPI_SUCCESS) {
@@ -286,19 +296,37 @@ bool is_inter(MPI_Comm comm) {
   return inter != 0;
 }
 
+// The level MPI was initialized with, which cannot change afterwards.
+int thread_level() {
+  static const int level = [] {
+    int l = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&l);
+    return l;
+  }();
+  return level;
+}
+
+bool predefined_op(MPI_Op op) {
+  if (op == MPI_OP_NULL) return true;  // no op at all (allgather, bcast): nothing user-defined either
+  for (MPI_Op p : {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR,
+                   MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP})
+    if (op == p) return true;
+  return false;
+}
+
 bool commutative_op(MPI_Op op) {
-  if (op == MPI_OP_NULL) return true;
+  // The standard's predefined operations are all commutative; only a user's
+  // op needs asking.
+  if (predefined_op(op)) return true;
   int commute = 1;
   PMPI_Op_commutative(op, &commute);
   return commute != 0;
 }
 
-bool predefined_op(MPI_Op op) {
-  for (MPI_Op p : {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_BAND, MPI_LOR, MPI_BOR, MPI_LXOR, MPI_BXOR,
-                   MPI_MINLOC, MPI_MAXLOC, MPI_REPLACE, MPI_NO_OP})
-    if (op == p) return true;
-  return op == MPI_OP_NULL;  // no op at all: nothing user-defined either
-}
+// A root outside the communicator is the caller's mistake, which the MPI's own
+// call reports as MPI_ERR_ROOT; gencoll's schedules never see it. For an
+// intracommunicator (the only kind gencoll serves).
+bool valid_root(const Call& call) { return call.root >= 0 && call.root < comm_state(call.comm).p; }
 
 // GENCOLL_DEBUG line for a call rank 0 leaves to the MPI although the file was asked.
 void log_native(const Call& call, const std::string& why) {
@@ -318,7 +346,6 @@ SelectionCall describe(const Call& call, bool inter) {
   SelectionCall s;
   s.coll = call.coll;
   s.inter = inter;
-  PMPI_Comm_size(call.comm, &s.comm_size);
   s.count = call.count;
   int size = 0;
   PMPI_Type_size(call.type, &size);
@@ -328,13 +355,17 @@ SelectionCall describe(const Call& call, bool inter) {
   // Reduce's MPI_IN_PLACE is the root's alone, and every rank must reach the
   // same leaf: only the all-or-none collectives report it.
   s.sendbuf_inplace = call.in_place && call.coll != Collective::reduce && call.coll != Collective::bcast;
-  int level = MPI_THREAD_SINGLE;
-  PMPI_Query_thread(&level);
-  s.multi_threaded = level == MPI_THREAD_MULTIPLE;  // MPICH's MPIR_IS_THREADED
-  // MPICH's intercommunicators have no node awareness (hierarchy flat, one
-  // "node" per process).
-  if (inter) s.nodes = NodeLayout{1, s.comm_size, false};
-  else s.nodes = comm_state(call.comm).node_layout();
+  s.multi_threaded = thread_level() == MPI_THREAD_MULTIPLE;  // MPICH's MPIR_IS_THREADED
+  if (inter) {
+    // MPICH's intercommunicators have no node awareness (hierarchy flat, one
+    // "node" per process).
+    PMPI_Comm_size(call.comm, &s.comm_size);
+    s.nodes = NodeLayout{1, s.comm_size, false};
+  } else {
+    CommState& state = comm_state(call.comm);
+    s.comm_size = state.p;
+    s.nodes = state.node_layout();
+  }
   return s;
 }
 
@@ -357,7 +388,8 @@ std::optional<Plan> decide_afresh(const Call& call, const Selection& sel, std::s
         std::string why = ch.why.empty() ? "no leaf of the selection file" : ch.why;
         if (!ch.leaf.empty() && ch.why.empty()) {
           // The leaf as MPICH names the algorithm, without "algorithm=".
-          why = ch.leaf.rfind("algorithm=", 0) == 0 ? ch.leaf.substr(std::strlen("algorithm=")) : ch.leaf;
+          const std::string_view prefix = "algorithm=";
+          why = ch.leaf.substr(ch.leaf.compare(0, prefix.size(), prefix) == 0 ? prefix.size() : 0);
           if (ch.alg) why += ", intercommunicator";  // a gencoll leaf gencoll cannot run there
         }
         log_native(call, why);
@@ -434,7 +466,10 @@ const InjectedFault* injected_fault(InjectedFault& f, MPI_Comm comm) {
 }
 
 // `counts`: MPI_Reduce_scatter's recvcounts (CollParams::counts), else empty.
-int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::uint64_t> counts = {}) {
+// `as_called`: the call as the application made it, for the debug line, where
+// `call` is another view of it (a bcast's bytes).
+int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::uint64_t> counts = {},
+        const Call* as_called = nullptr) {
   CommState& state = comm_state(call.comm);
   MPI_Comm pc = state.dup;
   CollParams prm;
@@ -450,11 +485,12 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   prm.node_size = plan.node_size;
   prm.in_place = bufs.send == bufs.recv;
   if (g_config.debug && prm.rank == 0) {
+    const Call& shown = as_called ? *as_called : call;
     int size = 0;
-    PMPI_Type_size(bufs.type, &size);
+    PMPI_Type_size(as_called ? shown.type : bufs.type, &size);
     const CollParams c = canonical(prm);  // k as it runs (of the leaders' algorithm under smp)
     std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=%s%s k=%d\n", to_string(call.coll),
-                 static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size,
+                 static_cast<unsigned long long>(shown.count), static_cast<unsigned long long>(shown.count) * size,
                  prm.p, call.root, c.node_size ? "smp+" : "", to_string(prm.alg), c.k);
   }
   // The elements of bufs.type the call writes at bufs.recv (reduce: the root's alone).
@@ -481,9 +517,14 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
     tc.cached = state.schedules.get(prm);
     tc.prm = std::move(prm);
   }
-  bool named = false;
-  check(classify_type(tc, bufs.type, named));
-  const TypeLayout layout = named ? tc.named_layout : TypeLayout::of(bufs.type);
+  // A bcast's bytes (bcast_bytes) need no asking, nor displace the thread's
+  // kept predefined type.
+  TypeLayout layout{1, 0, 1, 1, true};
+  if (bufs.type != MPI_BYTE) {
+    bool named = false;
+    check(classify_type(tc, bufs.type, named));
+    layout = named ? tc.named_layout : TypeLayout::of(bufs.type);
+  }
   PmpiTransport t(pc, bufs, layout, g_config.wait, g_config.count_limit);
   InjectedFault fault;
   struct Running {
@@ -493,6 +534,74 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   } running(tc.running);
   tc.runner.run(tc.cached->program, t, injected_fault(fault, call.comm));
   return MPI_SUCCESS;
+}
+
+// Packs `count` elements of `type` (layout `l`) at `elements` into `packed`,
+// or unpacks them back (`unpack`), in pieces whose byte counts fit the int
+// counts of MPI_Pack (and GENCOLL_COUNT_LIMIT, which tests lower).
+void pack_elements(void* elements, std::uint64_t count, MPI_Datatype type, const TypeLayout& l, char* packed,
+                   bool unpack, MPI_Comm comm) {
+  const std::uint64_t size = static_cast<std::uint64_t>(l.size);
+  const std::uint64_t per = std::max<std::uint64_t>(1, usable_count_limit(g_config.count_limit) / size);
+  for (std::uint64_t i = 0; i < count; i += per) {
+    const std::uint64_t n = std::min(per, count - i);
+    char* at = static_cast<char*>(elements) + static_cast<MPI_Aint>(i) * l.extent;
+    const int bytes = static_cast<int>(n * size);
+    int position = 0;
+    if (unpack) check(PMPI_Unpack(packed + i * size, bytes, &position, at, static_cast<int>(n), type, comm));
+    else check(PMPI_Pack(at, static_cast<int>(n), type, packed + i * size, bytes, &position, comm));
+  }
+}
+
+// A bcast runs on the message's bytes. MPI lets every rank pass its own count
+// and type as long as the type signatures agree (the root n pairs of ints,
+// the others 2n ints), and a schedule that splits the message (scatter +
+// allgather) must split the same bytes on every rank. A gap-free type is its
+// bytes in place; any other is packed at the root before and unpacked at the
+// others after, on the host (a device buffer's span is staged there), as
+// MPICH's own scatter-based bcasts do.
+int bcast_bytes(const Call& call, const Plan& plan, void* buffer) {
+  ThreadCalls& tc = thread_calls();
+  bool named = false;
+  check(classify_type(tc, call.type, named));
+  const TypeLayout l = named ? tc.named_layout : TypeLayout::of(call.type);
+  if (l.size == 0) return MPI_SUCCESS;  // no data (on every rank: the signatures agree)
+  Call bytes = call;
+  bytes.count = call.count * static_cast<std::uint64_t>(l.size);
+  bytes.type = MPI_BYTE;
+  PmpiBuffers b;
+  b.send_count = bytes.count;
+  b.send_type = b.type = MPI_BYTE;
+  if (l.dense) {
+    b.send = b.recv = buffer;
+    return run(bytes, plan, b, {}, &call);
+  }
+  PmpiBuffers elements;
+  elements.send = elements.recv = buffer;
+  elements.send_count = call.count;
+  elements.send_type = elements.type = call.type;
+  CommState& state = comm_state(call.comm);
+  const bool root = state.rank == call.root;
+  const bool device = buffer_place(elements, call.count, g_config, state.rank == 0).device();
+  const std::size_t span = static_cast<std::size_t>(static_cast<MPI_Aint>(call.count - 1) * l.extent + l.true_extent);
+  std::unique_ptr<char[]> staged;  // a device buffer's span, gaps and all
+  char* host = static_cast<char*>(buffer);
+  if (device) {
+    staged.reset(new char[span]);
+    device_copy(staged.get(), host + l.true_lb, span, g_config);
+    // Element 0's address for the staged span (it may lie outside it, as a
+    // buffer's may; only MPI adds the type's displacements to it).
+    host = reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(staged.get()) - l.true_lb);
+  }
+  const std::unique_ptr<char[]> packed(new char[bytes.count]);
+  if (root) pack_elements(host, call.count, call.type, l, packed.get(), false, state.dup);
+  b.send = b.recv = packed.get();
+  const int rc = run(bytes, plan, b, {}, &call);
+  if (!root) {
+    pack_elements(host, call.count, call.type, l, packed.get(), true, state.dup);
+    if (device) device_copy(static_cast<char*>(buffer) + l.true_lb, staged.get(), span, g_config);
+  }
+  return rc;
 }
 
 template <typename F>
@@ -636,14 +745,8 @@ int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm
   return guarded(comm, [&] {
     const Call call{Collective::bcast, comm, static_cast<std::uint64_t>(count), type, MPI_OP_NULL, false, root};
     const std::optional<Plan> plan = decide(call);
-    if (!plan) return native();
-    PmpiBuffers b;
-    b.send = buffer;
-    b.send_count = static_cast<std::uint64_t>(count);
-    b.send_type = type;
-    b.recv = buffer;
-    b.type = type;
-    return run(call, *plan, b);
+    if (!plan || !valid_root(call)) return native();
+    return bcast_bytes(call, *plan, buffer);
   });
 }
 
@@ -655,7 +758,7 @@ int reduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype t
     const Call call{Collective::reduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
                     root};
     const std::optional<Plan> plan = decide(call);
-    if (!plan) return native();
+    if (!plan || !valid_root(call)) return native();
     PmpiBuffers b;
     b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // MPI_IN_PLACE is only valid at the root
     b.send_count = static_cast<std::uint64_t>(count);

@@ -123,9 +123,8 @@ TypeLayout TypeLayout::of(MPI_Datatype type) {
   MPI_Aint lb = 0;
   check(PMPI_Type_get_extent(type, &lb, &l.extent));
   check(PMPI_Type_get_true_extent(type, &l.true_lb, &l.true_extent));
-  int size = 0;
-  check(PMPI_Type_size(type, &size));
-  l.dense = size == l.extent && l.true_lb == 0 && l.true_extent == l.extent;
+  check(PMPI_Type_size(type, &l.size));
+  l.dense = l.size == l.extent && l.true_lb == 0 && l.true_extent == l.extent;
   return l;
 }
 

@@ -178,6 +178,47 @@ static void other_cases(void) {
   expect(memcmp(got, "abcdefghijk", 11) == 0, "bcast");
   dev_free(b);
 
+  /* A type with holes on the device: packed on host copies (the holes kept),
+   * against ints on the other ranks. */
+  MPI_Datatype vec;
+  MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+  MPI_Type_commit(&vec);
+  int spread[9], ints[6];
+  for (int e = 0; e < 3; ++e) {
+    spread[3 * e] = rank == root ? 10 * e : -1;
+    spread[3 * e + 1] = -777;
+    spread[3 * e + 2] = rank == root ? 10 * e + 1 : -1;
+  }
+  for (int i = 0; i < 6; ++i) ints[i] = -1;
+  void* vb = rank == root ? to_dev(spread, sizeof spread) : to_dev(ints, sizeof ints);
+  if (rank == root) MPI_Bcast(vb, 3, vec, root, MPI_COMM_WORLD);
+  else MPI_Bcast(vb, 6, MPI_INT, root, MPI_COMM_WORLD);
+  int ok = 1;
+  if (rank == root) {
+    from_dev(spread, vb, sizeof spread);
+    for (int e = 0; e < 3; ++e) ok &= spread[3 * e] == 10 * e && spread[3 * e + 1] == -777;
+  } else {
+    from_dev(ints, vb, sizeof ints);
+    for (int i = 0; i < 6; ++i) ok &= ints[i] == 10 * (i / 2) + i % 2;
+  }
+  expect(ok, "bcast of a vector type against ints");
+  dev_free(vb);
+  /* The reverse: unpacked into the device buffer's host copy, copied back. */
+  for (int i = 0; i < 6; ++i) ints[i] = rank == root ? 10 * (i / 2) + i % 2 : -1;
+  for (int e = 0; e < 9; ++e) spread[e] = e % 3 == 1 ? -777 : -1;
+  vb = rank == root ? to_dev(ints, sizeof ints) : to_dev(spread, sizeof spread);
+  if (rank == root) MPI_Bcast(vb, 6, MPI_INT, root, MPI_COMM_WORLD);
+  else MPI_Bcast(vb, 3, vec, root, MPI_COMM_WORLD);
+  ok = 1;
+  if (rank != root) {
+    from_dev(spread, vb, sizeof spread);
+    for (int e = 0; e < 3; ++e)
+      ok &= spread[3 * e] == 10 * e && spread[3 * e + 1] == -777 && spread[3 * e + 2] == 10 * e + 1;
+  }
+  expect(ok, "bcast of ints against a vector type");
+  dev_free(vb);
+  MPI_Type_free(&vec);
+
   long v[4], vr[4];
   const int mid = size / 2;
   for (int i = 0; i < 4; ++i) v[i] = rank * 10L + i;

@@ -8,7 +8,8 @@
  * logical and bitwise ops, MAXLOC/MINLOC; a non-commutative user op (2x2 matrix
  * product mod 65521) that must give the rank-ordered product at every root;
  * MPI_IN_PLACE at the root; a vector datatype with holes whose gap bytes must
- * stay untouched; and the receive buffer of non-roots in MPI_Reduce must not be
+ * stay untouched; bcasts whose root and other ranks pass different counts and
+ * types of one signature; and the receive buffer of non-roots in MPI_Reduce must not be
  * written. */
 #include <mpi.h>
 #include <stdint.h>
@@ -73,6 +74,48 @@ static void bcast_vector(int root, int count) {
   }
   free(buf);
   MPI_Type_free(&vec);
+}
+
+/* Equal type signatures, different type maps, which MPI allows in a bcast:
+ * the root's count and type against everyone else's. Variant 0: the root sends
+ * n contig(2, MPI_INT) and the others receive 2n MPI_INT; 1: the reverse; 2: the
+ * root sends n vector(2, 1, 2, MPI_INT) (holes) and the others receive 2n
+ * MPI_INT; 3: the reverse, whose holes must stay untouched. A schedule that
+ * splits the message by elements of each rank's own type breaks here. */
+static void bcast_mixed(int root, int count, int variant) {
+  MPI_Datatype pair, vec;
+  MPI_Type_contiguous(2, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
+  MPI_Type_commit(&vec);
+  const int me_root = g_rank == root;
+  /* This rank's side: 0 plain ints, 1 pairs, 2 vectors. */
+  const int side = variant == 0 ? (me_root ? 1 : 0) : variant == 1 ? (me_root ? 0 : 1)
+                 : variant == 2 ? (me_root ? 2 : 0) : (me_root ? 0 : 2);
+  const int n = 2 * count; /* ints of data */
+  const int slots = side == 2 ? 3 * count : n;
+  int* buf = malloc(sizeof(int) * (size_t)(slots + 1));
+  for (int s = 0; s < slots; ++s) buf[s] = -777;
+  /* Data int j sits at slot j, or at 3(j/2) + 2(j%2) in the vector layout. */
+  for (int j = 0; j < n; ++j) {
+    const int s = side == 2 ? 3 * (j / 2) + 2 * (j % 2) : j;
+    buf[s] = me_root ? 7 * j + root : -1;
+  }
+  if (side == 0) MPI_Bcast(buf, n, MPI_INT, root, MPI_COMM_WORLD);
+  else MPI_Bcast(buf, count, side == 1 ? pair : vec, root, MPI_COMM_WORLD);
+  ++g_cases;
+  static const char* what[] = {"bcast pairs to ints", "bcast ints to pairs", "bcast vectors to ints",
+                               "bcast ints to vectors"};
+  for (int j = 0; j < n; ++j) {
+    const int s = side == 2 ? 3 * (j / 2) + 2 * (j % 2) : j;
+    if (buf[s] != 7 * j + root) { fail(what[variant], root, count, j, 7 * j + root, buf[s]); break; }
+  }
+  if (side == 2)
+    for (int e = 0; e < count; ++e)
+      if (buf[3 * e + 1] != -777) { fail("bcast vector hole written", root, count, e, -777, buf[3 * e + 1]); break; }
+  free(buf);
+  MPI_Type_free(&vec);
+  MPI_Type_free(&pair);
 }
 
 /* ---- MPI_Reduce ----------------------------------------------------------- */
@@ -238,6 +281,7 @@ int main(int argc, char** argv) {
       bcast_int(root, n);
       bcast_double(root, n);
       bcast_vector(root, n);
+      for (int v = 0; v < 4; ++v) bcast_mixed(root, n, v);
       for (int in_place = 0; in_place < 2; ++in_place) {
         if (in_place && root != 0 && g_skip_inplace_nonzero_root) continue;
         reduce_case("reduce int sum", MPI_INT, MPI_SUM, sizeof(int), fill_int, check_int_sum, root, n, in_place);

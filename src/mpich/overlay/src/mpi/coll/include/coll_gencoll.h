@@ -178,15 +178,42 @@ static inline int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *rec
     return MPII_Gencoll_call_run(&c);
 }
 
-static inline int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype,
-                                     int root, MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
+/* A bcast of `nbytes` bytes at `bytes`. */
+static inline int MPII_Gencoll_bcast_bytes(int alg, void *bytes, MPI_Aint nbytes, int root,
+                                           MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
 {
     struct MPII_Gencoll_call c = {
-        .sendbuf = buffer,.sendcount = count,.sendtype = datatype,.recvbuf = buffer,.count = count,
-        .datatype = datatype,.op = MPI_OP_NULL,.recvcounts = NULL,.comm_ptr = comm_ptr,
+        .sendbuf = bytes,.sendcount = nbytes,.sendtype = MPI_BYTE,.recvbuf = bytes,.count = nbytes,
+        .datatype = MPI_BYTE,.op = MPI_OP_NULL,.recvcounts = NULL,.comm_ptr = comm_ptr,
         .errflag = errflag,.coll = GENCOLL_BCAST,.alg = alg,.k = k,.root = root,.commutative = 1
     };
     return MPII_Gencoll_call_run(&c);
+}
+
+/* The bcast of a type that is not contiguous: packed at the root, unpacked
+ * at the others. */
+int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                              MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag);
+
+/* A bcast runs on the message's bytes: every rank may pass its own count and
+ * type as long as the type signatures agree (the root n pairs of ints, the
+ * others 2n ints), and a schedule that splits the message (scatter +
+ * allgather) must split the same bytes on every rank, as MPICH's own
+ * scatter-based bcasts do. */
+static inline int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype,
+                                     int root, MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
+{
+    MPI_Aint type_size, true_lb = 0;
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    if (!HANDLE_IS_BUILTIN(datatype)) {
+        int is_contig;
+        MPIR_Datatype_is_contig(datatype, &is_contig);
+        if (!is_contig)
+            return MPII_Gencoll_bcast_packed(alg, buffer, count, datatype, root, comm_ptr, k, errflag);
+        MPIR_Datatype_get_true_lb(datatype, &true_lb);
+    }
+    return MPII_Gencoll_bcast_bytes(alg, (char *) buffer + true_lb, count * type_size, root, comm_ptr,
+                                    k, errflag);
 }
 
 static inline int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,

@@ -622,6 +622,29 @@ int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *a, const struct genco
     return gencoll_call_result(a, mpi_errno);
 }
 
+int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
+                              MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
+{
+    MPI_Aint type_size;
+    MPIR_Datatype_get_size_macro(datatype, type_size);
+    const MPI_Aint nbytes = count * type_size;
+    if (nbytes == 0)
+        return MPI_SUCCESS;     /* on every rank: the signatures agree */
+    void *packed = MPL_malloc(nbytes, MPL_MEM_BUFFER);
+    if (packed == NULL)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_OTHER, "**nomem", 0);
+    const int at_root = comm_ptr->rank == root;
+    /* A root whose copy failed still sends, so that no peer waits forever. */
+    int copy_errno = at_root ? MPIR_Localcopy(buffer, count, datatype, packed, nbytes, MPI_BYTE)
+        : MPI_SUCCESS;
+    int mpi_errno = MPII_Gencoll_bcast_bytes(alg, packed, nbytes, root, comm_ptr, k, errflag);
+    if (!at_root && mpi_errno == MPI_SUCCESS)
+        copy_errno = MPIR_Localcopy(packed, nbytes, MPI_BYTE, buffer, count, datatype);
+    MPL_free(packed);
+    return mpi_errno != MPI_SUCCESS ? mpi_errno : copy_errno;
+}
+
 int MPII_Gencoll_parse_k(const char *key, const char *value, int *k)
 {
     char *end = NULL;

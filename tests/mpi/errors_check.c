@@ -1,0 +1,108 @@
+/* What an application sees of gencoll's communicators and errors, as an
+ * unmodified MPI program (no gencoll header):
+ *  - its attributes are never copied to a communicator it did not make (a
+ *    copy callback that counts must count nothing after collectives);
+ *  - a root outside the communicator is reported as MPICH and Open MPI report
+ *    it, MPI_ERR_ROOT, through the communicator's handler;
+ *  - a handler set after the communicator's first collective is the one that
+ *    sees a later error, once: MPI_ERRORS_RETURN for the roots above, and a
+ *    counting handler for an erroneous bcast whose receiver passes half the
+ *    root's count (on two ranks of MPI_COMM_WORLD, whose fatal default they
+ *    have at their first collective; MPICH raises a failed MPI_Testsome or
+ *    MPI_Waitsome on MPI_COMM_WORLD whatever the request's communicator, so
+ *    MPI_COMM_WORLD returns errors from then on).
+ * Rank 0 prints "errors_check: p=<p> <cases> cases, <failures> failures". */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int g_rank, g_cases, g_failures, g_quiet;
+static int g_copies, g_handled;
+
+static void expect(int ok, const char* what, int got) {
+  ++g_cases;
+  if (ok) return;
+  ++g_failures;
+  if (!g_quiet) fprintf(stderr, "errors_check FAIL rank %d: %s (got %d)\n", g_rank, what, got);
+}
+
+static int count_copies(MPI_Comm comm, int keyval, void* extra, void* in, void* out, int* flag) {
+  (void)comm, (void)keyval, (void)extra;
+  ++g_copies;
+  *(void**)out = in;
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+static void count_errors(MPI_Comm* comm, int* code, ...) {
+  (void)comm, (void)code;
+  ++g_handled;
+}
+
+static int error_class(int rc) {
+  int c = rc;
+  MPI_Error_class(rc, &c);
+  return c;
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  for (int i = 1; i < argc; ++i)
+    if (!strcmp(argv[i], "-q")) g_quiet = 1;
+  int p = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &p);
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  int keyval = MPI_KEYVAL_INVALID;
+  static int value = 42;
+  MPI_Comm_create_keyval(count_copies, MPI_COMM_NULL_DELETE_FN, &keyval, NULL);
+  MPI_Comm_set_attr(comm, keyval, &value);
+
+  /* The first collectives on comm (with the fatal default handler). */
+  int buf[64], out[64];
+  for (int i = 0; i < 64; ++i) buf[i] = g_rank == 0 ? 3 * i : -1;
+  MPI_Bcast(buf, 64, MPI_INT, 0, comm);
+  MPI_Allreduce(buf, out, 64, MPI_INT, MPI_SUM, comm);
+  MPI_Allgather(buf, 2, MPI_INT, out, 2, MPI_INT, comm);
+  MPI_Reduce(buf, out, 64, MPI_INT, MPI_MAX, 0, comm);
+  expect(buf[63] == 189, "bcast before the errors", buf[63]);
+  expect(g_copies == 0, "attribute copies made for communicators the program never made", g_copies);
+
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rc = MPI_Bcast(buf, 8, MPI_INT, p, comm);
+  expect(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_ROOT, "bcast to root p: MPI_ERR_ROOT", error_class(rc));
+  rc = MPI_Reduce(buf, out, 8, MPI_INT, MPI_SUM, p + 3, comm);
+  expect(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_ROOT, "reduce to root p + 3: MPI_ERR_ROOT", error_class(rc));
+  rc = MPI_Bcast(buf, 64, MPI_INT, 0, comm); /* still right after the errors */
+  expect(rc == MPI_SUCCESS && buf[63] == 189, "bcast after the errors", buf[63]);
+
+  /* Ranks 0 and 1: the receiver expects 16 ints of the root's 32. */
+  MPI_Comm pair;
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank < 2 ? 0 : MPI_UNDEFINED, g_rank, &pair);
+  if (pair != MPI_COMM_NULL) {
+    int n = 0;
+    MPI_Comm_size(pair, &n);
+    MPI_Bcast(buf, 32, MPI_INT, 0, pair); /* the first collective on pair, errors fatal */
+    MPI_Errhandler counting;
+    MPI_Comm_create_errhandler(count_errors, &counting);
+    MPI_Comm_set_errhandler(pair, counting);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    if (n == 2) {
+      for (int i = 0; i < 32; ++i) buf[i] = g_rank == 0 ? i : -1;
+      rc = MPI_Bcast(buf, g_rank == 0 ? 32 : 16, MPI_INT, 0, pair);
+      if (rc == MPI_SUCCESS) expect(g_handled == 0, "a bcast that succeeded called the handler", g_handled);
+      else expect(g_handled == 1, "one failed bcast, one call of the handler", g_handled);
+    }
+    MPI_Errhandler_free(&counting);
+    MPI_Comm_free(&pair);
+  }
+
+  MPI_Comm_free(&comm);
+  MPI_Comm_free_keyval(&keyval);
+  int total = 0;
+  MPI_Reduce(&g_failures, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
+  if (g_rank == 0) printf("errors_check: p=%d %d cases, %d failures\n", p, g_cases, total);
+  MPI_Finalize();
+  return total ? 1 : 0;
+}
