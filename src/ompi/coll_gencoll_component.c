@@ -14,6 +14,7 @@
 #include <opal/mca/base/mca_base_var_enum.h>
 
 static int gencoll_register(void);
+static int gencoll_close(void);
 
 mca_coll_gencoll_component_t mca_coll_gencoll_component = {
     {
@@ -22,6 +23,7 @@ mca_coll_gencoll_component_t mca_coll_gencoll_component = {
             .mca_component_name = "gencoll",
             MCA_BASE_MAKE_VERSION(component, OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION),
             .mca_register_component_params = gencoll_register,
+            .mca_close_component = gencoll_close,
         },
         .collm_data = {MCA_BASE_METADATA_PARAM_CHECKPOINT},
         .collm_init_query = mca_coll_gencoll_init_query,
@@ -63,6 +65,14 @@ static void check_version(void)
                  "against this Open MPI's headers\n",
                  OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION, OMPI_RELEASE_VERSION, major, minor, release);
     }
+}
+
+/* At MPI_Finalize, after the last communicator: the selection file goes. */
+static int gencoll_close(void)
+{
+    gencoll_selection_free(mca_coll_gencoll_component.file);
+    mca_coll_gencoll_component.file = NULL;
+    return OMPI_SUCCESS;
 }
 
 static int gencoll_register(void)

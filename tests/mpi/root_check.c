@@ -281,7 +281,7 @@ int main(int argc, char** argv) {
       bcast_int(root, n);
       bcast_double(root, n);
       bcast_vector(root, n);
-      for (int v = 0; v < 4; ++v) bcast_mixed(root, n, v);
+      bcast_mixed(root, n, (root + c) % 4);  /* each pairing at every root over the counts */
       for (int in_place = 0; in_place < 2; ++in_place) {
         if (in_place && root != 0 && g_skip_inplace_nonzero_root) continue;
         reduce_case("reduce int sum", MPI_INT, MPI_SUM, sizeof(int), fill_int, check_int_sum, root, n, in_place);

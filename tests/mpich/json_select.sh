@@ -18,6 +18,10 @@ out=$(run_module 5 "${genv[@]}" "$bin" 2>&1) || fail "size_sweep failed under th
 echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
 
 check_handwritten "$out"
+# A bcast runs on its bytes; its debug line still shows the call as made (ints).
+echo "$out" | awk '/^gencoll: bcast count=/ { n++; split($3, c, "="); split($4, b, "="); if (b[2] != 4 * c[2]) bad++ }
+                   END { exit !(n > 0 && bad == 0) }' ||
+  fail "bcast debug lines do not show the ints of the call: $(echo "$out" | grep '^gencoll: bcast' | head -3)"
 echo "PASS: the selection file chose the algorithm and k of every call (25 calls)"
 
 # A file that picks k-ring (it needs a commutative op) for every allreduce:

@@ -29,6 +29,10 @@ struct MPII_Gencoll_call {
     MPIR_Comm *comm_ptr;
     MPIR_Errflag_t *errflag;
     int coll, alg, k, root, commutative;
+    /* The call as the application made it, for the debug line, where the run
+     * is another view of it (a bcast's bytes); shown_count 0: the call itself. */
+    MPI_Aint shown_count;
+    MPI_Datatype shown_type;
 };
 
 int MPII_Gencoll_run(const struct MPII_Gencoll_call *call);
@@ -178,14 +182,17 @@ static inline int MPII_Gencoll_allreduce(int alg, const void *sendbuf, void *rec
     return MPII_Gencoll_call_run(&c);
 }
 
-/* A bcast of `nbytes` bytes at `bytes`. */
+/* A bcast of `nbytes` bytes at `bytes`: the application's `count` of
+ * `datatype` (for the debug line). */
 static inline int MPII_Gencoll_bcast_bytes(int alg, void *bytes, MPI_Aint nbytes, int root,
-                                           MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
+                                           MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag,
+                                           MPI_Aint count, MPI_Datatype datatype)
 {
     struct MPII_Gencoll_call c = {
         .sendbuf = bytes,.sendcount = nbytes,.sendtype = MPI_BYTE,.recvbuf = bytes,.count = nbytes,
         .datatype = MPI_BYTE,.op = MPI_OP_NULL,.recvcounts = NULL,.comm_ptr = comm_ptr,
-        .errflag = errflag,.coll = GENCOLL_BCAST,.alg = alg,.k = k,.root = root,.commutative = 1
+        .errflag = errflag,.coll = GENCOLL_BCAST,.alg = alg,.k = k,.root = root,.commutative = 1,
+        .shown_count = count,.shown_type = datatype
     };
     return MPII_Gencoll_call_run(&c);
 }
@@ -213,7 +220,7 @@ static inline int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_
         MPIR_Datatype_get_true_lb(datatype, &true_lb);
     }
     return MPII_Gencoll_bcast_bytes(alg, (char *) buffer + true_lb, count * type_size, root, comm_ptr,
-                                    k, errflag);
+                                    k, errflag, count, datatype);
 }
 
 static inline int MPII_Gencoll_reduce(int alg, const void *sendbuf, void *recvbuf, MPI_Aint count,

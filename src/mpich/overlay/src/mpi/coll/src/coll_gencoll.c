@@ -496,10 +496,11 @@ static int gencoll_run_instrumented(struct gencoll_ctx *c, const struct gencoll_
 __attribute__((noinline, cold))
 static void gencoll_debug_line(const struct MPII_Gencoll_call *a)
 {
+    const MPI_Aint count = a->shown_count > 0 ? a->shown_count : a->count;
     MPI_Aint type_size;
-    MPIR_Datatype_get_size_macro(a->datatype, type_size);
+    MPIR_Datatype_get_size_macro(a->shown_count > 0 ? a->shown_type : a->datatype, type_size);
     fprintf(stderr, "gencoll: %s count=%ld bytes=%ld p=%d root=%d algorithm=%s k=%d\n",
-            gencoll_mpich_collective_name(a->coll), (long) a->count, (long) (a->count * type_size),
+            gencoll_mpich_collective_name(a->coll), (long) count, (long) (count * type_size),
             a->comm_ptr->local_size, a->root, gencoll_mpich_algorithm_name(a->alg),
             gencoll_mpich_effective_radix(a->alg, a->comm_ptr->local_size, a->k));
     fflush(stderr);
@@ -638,7 +639,8 @@ int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatyp
     /* A root whose copy failed still sends, so that no peer waits forever. */
     int copy_errno = at_root ? MPIR_Localcopy(buffer, count, datatype, packed, nbytes, MPI_BYTE)
         : MPI_SUCCESS;
-    int mpi_errno = MPII_Gencoll_bcast_bytes(alg, packed, nbytes, root, comm_ptr, k, errflag);
+    int mpi_errno =
+        MPII_Gencoll_bcast_bytes(alg, packed, nbytes, root, comm_ptr, k, errflag, count, datatype);
     if (!at_root && mpi_errno == MPI_SUCCESS)
         copy_errno = MPIR_Localcopy(packed, nbytes, MPI_BYTE, buffer, count, datatype);
     MPL_free(packed);
