@@ -643,8 +643,7 @@ int mca_coll_gencoll_bcast(void *buff, int count, struct ompi_datatype_t *dataty
      * (scatter + allgather) must split the same bytes on every rank. A
      * contiguous type is its bytes in place; any other is packed at the root
      * and unpacked at the others. */
-    size_t size = 0;
-    ompi_datatype_type_size(datatype, &size);
+    const size_t size = l->type_size; /* served() asked it of this call */
     const size_t nbytes = (size_t) count * size;
     if (nbytes == 0) return OMPI_SUCCESS; /* on every rank: the signatures agree */
     struct ctx c;
