@@ -18,6 +18,7 @@ echo "test.sh: set up in $(( $(date +%s) - start )) s"
 status=0
 
 # Sanitizer build of the MPI-free core and its unit tests.
+asan_start=$(date +%s)
 mkdir -p "$top/build-asan"
 cd "$top/build-asan"
 [ -f Makefile ] && [ Makefile -nt ../Makefile.in ] || ../configure --enable-sanitizers >/dev/null
@@ -26,6 +27,7 @@ make -j"$(nproc)" tests/unit/unit_tests
 # sanitizers they would take many minutes; the executor, checker and pattern
 # tests below run the same generators and checker under them.
 ./tests/unit/unit_tests "~[schedules]" 2>&1 | tee tests/unit/unit_tests.log | tail -n 3 || status=$?  # pipefail: the tests decide
+echo "test.sh: sanitizer build and unit tests in $(( $(date +%s) - asan_start )) s"
 
 cd "$top/build"
 make -j"$(nproc)" check || status=$?
@@ -41,5 +43,7 @@ summary "$top"/build-asan/tests/unit/unit_tests.log
 summary tests/unit/unit_tests.log tests/unit/sim_tests.log tests/unit/loggp_tests.log tests/check_pure.sh.log \
   tests/mpi/matrix-mpich.sh.log tests/mpi/matrix-openmpi.sh.log tests/mpi/device_check.sh.log \
   tests/gpu/gpu_check.log tests/profiler/loggp_run.sh.log tests/bench/bench_check.sh.log tests/cluster/cluster_check.sh.log tests/mpich/*.log
+echo "== wall time of each test (side by side under make -j; the slowest first)"
+grep -rh --include='*.log' '^timed: ' "$top/build/tests" | sort -k3,3nr | head -n 15 || true
 echo "test.sh: finished in $(( $(date +%s) - start )) s, status $status"
 exit $status
