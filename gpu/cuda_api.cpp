@@ -33,29 +33,36 @@ using DeviceMemory = std::unique_ptr<void, DeviceFree>;
 
 // Grow-only device copies of permutation plans, one per device: a plan is a
 // few bytes per unit, and cudaMalloc on every call would cost more than the
-// permutation of a small message. Calls synchronize before returning, so one
-// buffer per device is never in use twice.
+// permutation of a small message. A device's buffer stays locked from the
+// plan's upload until the kernel that reads it has finished: threads of an
+// MPI_THREAD_MULTIPLE program share the stream and the buffer.
 class PlanBuffers {
  public:
-  // Device memory for `bytes` on the current device, valid until the next call.
-  int get(std::size_t bytes, void** out) {
+  // Calls f(plan) with device memory for `bytes` on the current device.
+  template <typename F>
+  int with(std::size_t bytes, F&& f) {
     int device = 0;
     if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
-    std::lock_guard<std::mutex> lock(mutex_);
-    Slot& s = slots_[device];
-    if (s.bytes < bytes) {
-      s.mem.reset();
+    Slot* s = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      s = &slots_[device];  // std::map: the slot stays where it is
+    }
+    std::lock_guard<std::mutex> use(s->busy);
+    if (s->bytes < bytes) {
+      s->mem.reset();
+      s->bytes = 0;  // nothing held if the larger allocation fails
       void* p = nullptr;
       if (int rc = check(cudaMalloc(&p, bytes), "cudaMalloc (permutation plan)")) return rc;
-      s.mem.reset(p);
-      s.bytes = bytes;
+      s->mem.reset(p);
+      s->bytes = bytes;
     }
-    *out = s.mem.get();
-    return GENCOLL_CUDA_OK;
+    return f(s->mem.get());
   }
 
  private:
   struct Slot {
+    std::mutex busy;
     DeviceMemory mem;
     std::size_t bytes = 0;
   };
@@ -68,7 +75,44 @@ PlanBuffers& plan_buffers() {
   return buffers;
 }
 
-cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+// The calling thread's own stream on its current device, made on first use:
+// non-blocking, so that a collective's copies and kernels neither wait for the
+// application's work on its streams nor hold it up, as they would on the
+// legacy default stream. Every call synchronizes it before returning.
+class ThreadStreams {
+ public:
+  ThreadStreams() = default;
+  ThreadStreams(const ThreadStreams&) = delete;
+  ThreadStreams& operator=(const ThreadStreams&) = delete;
+  ~ThreadStreams() {
+    for (auto& [device, stream] : streams_) cudaStreamDestroy(stream);  // at exit the runtime may be gone: ignore
+  }
+  int get(cudaStream_t* out) {
+    int device = 0;
+    if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
+    auto it = streams_.find(device);
+    if (it == streams_.end()) {
+      cudaStream_t s = nullptr;
+      if (int rc = check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags")) return rc;
+      it = streams_.emplace(device, s).first;
+    }
+    *out = it->second;
+    return GENCOLL_CUDA_OK;
+  }
+
+ private:
+  std::map<int, cudaStream_t> streams_;
+};
+
+// The caller's stream, or the thread's own where it passed NULL.
+int resolve_stream(void* given, cudaStream_t* out) {
+  if (given) {
+    *out = static_cast<cudaStream_t>(given);
+    return GENCOLL_CUDA_OK;
+  }
+  thread_local ThreadStreams streams;
+  return streams.get(out);
+}
 
 }  // namespace
 
@@ -94,12 +138,24 @@ int gencoll_cuda_memory_type(const void* ptr, int* type, int* device) {
   *type = GENCOLL_CUDA_MEM_HOST;
   *device = -1;
   cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, ptr) != cudaSuccess) {
-    cudaGetLastError();  // no device or driver: nothing can be device memory
-    return GENCOLL_CUDA_OK;
+  const cudaError_t rc = cudaPointerGetAttributes(&attr, ptr);
+  if (rc != cudaSuccess) {
+    // No device or driver: nothing can be device memory. Invalid value: what
+    // CUDA before 11 answered for memory it does not know. Anything else (a
+    // sticky error of an earlier kernel) leaves the pointer unknown: taken
+    // for host memory, a device buffer would be read by memcpy.
+    if (rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver || rc == cudaErrorInvalidValue) {
+      cudaGetLastError();
+      return GENCOLL_CUDA_OK;
+    }
+    return check(rc, "cudaPointerGetAttributes");
   }
+  int current = -1;
   switch (attr.type) {
-    case cudaMemoryTypeDevice: *type = GENCOLL_CUDA_MEM_DEVICE; break;
+    case cudaMemoryTypeDevice:
+      if (int status = check(cudaGetDevice(&current), "cudaGetDevice")) return status;
+      *type = attr.device == current ? GENCOLL_CUDA_MEM_DEVICE : GENCOLL_CUDA_MEM_DEVICE_ELSEWHERE;
+      break;
     case cudaMemoryTypeManaged: *type = GENCOLL_CUDA_MEM_MANAGED; break;
     case cudaMemoryTypeHost: *type = GENCOLL_CUDA_MEM_PINNED; break;
     default: return GENCOLL_CUDA_OK;
@@ -122,16 +178,18 @@ int gencoll_cuda_permute(void* base, size_t unit_bytes, const uint32_t* dest, si
   // members and begin in one upload.
   std::vector<std::uint32_t> host(list.members);
   host.insert(host.end(), list.begin.begin(), list.begin.end());
-  void* plan = nullptr;
-  if (int rc = plan_buffers().get(host.size() * sizeof(std::uint32_t), &plan)) return rc;
-  auto* words = static_cast<std::uint32_t*>(plan);
-  if (int rc = check(cudaMemcpyAsync(words, host.data(), host.size() * sizeof(std::uint32_t), cudaMemcpyHostToDevice,
-                                     as_stream(stream)),
-                     "cudaMemcpyAsync (permutation plan)"))
-    return rc;
-  const DeviceCycles cycles{words, words + list.members.size(), list.cycles()};
-  if (int rc = check(launch_permute(base, unit_bytes, cycles, as_stream(stream)), "permutation kernel")) return rc;
-  return check(cudaStreamSynchronize(as_stream(stream)), "permutation kernel");
+  cudaStream_t s = nullptr;
+  if (int rc = resolve_stream(stream, &s)) return rc;
+  return plan_buffers().with(host.size() * sizeof(std::uint32_t), [&](void* plan) {
+    auto* words = static_cast<std::uint32_t*>(plan);
+    if (int rc = check(cudaMemcpyAsync(words, host.data(), host.size() * sizeof(std::uint32_t),
+                                       cudaMemcpyHostToDevice, s),
+                       "cudaMemcpyAsync (permutation plan)"))
+      return rc;
+    const DeviceCycles cycles{words, words + list.members.size(), list.cycles()};
+    if (int rc = check(launch_permute(base, unit_bytes, cycles, s), "permutation kernel")) return rc;
+    return check(cudaStreamSynchronize(s), "permutation kernel");
+  });
 }
 
 int gencoll_cuda_reduce(int elem_type, int op, const void* const* in, size_t n, void* out, size_t count, void* stream) {
@@ -141,8 +199,10 @@ int gencoll_cuda_reduce(int elem_type, int op, const void* const* in, size_t n, 
   if (elem_type < 0 || op < 0 || !supported(t, o))
     return fail(GENCOLL_CUDA_UNSUPPORTED, "gencoll_cuda_reduce: no device kernel for this type and op");
   if (n == 0 || !in || !out) return fail(GENCOLL_CUDA_INVALID, "gencoll_cuda_reduce: no input or no output");
-  if (int rc = check(launch_reduce(t, o, in, n, out, count, as_stream(stream)), "reduction kernel")) return rc;
-  return check(cudaStreamSynchronize(as_stream(stream)), "reduction kernel");
+  cudaStream_t s = nullptr;
+  if (int rc = resolve_stream(stream, &s)) return rc;
+  if (int rc = check(launch_reduce(t, o, in, n, out, count, s), "reduction kernel")) return rc;
+  return check(cudaStreamSynchronize(s), "reduction kernel");
 }
 
 int gencoll_cuda_malloc(void** ptr, size_t bytes) {
@@ -161,9 +221,10 @@ int gencoll_cuda_free_host(void* ptr) { return check(cudaFreeHost(ptr), "cudaFre
 
 int gencoll_cuda_memcpy(void* dst, const void* src, size_t bytes, void* stream) {
   if (bytes == 0) return GENCOLL_CUDA_OK;
-  if (int rc = check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream)), "cudaMemcpyAsync"))
-    return rc;
-  return check(cudaStreamSynchronize(as_stream(stream)), "cudaMemcpyAsync");
+  cudaStream_t s = nullptr;
+  if (int rc = resolve_stream(stream, &s)) return rc;
+  if (int rc = check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s), "cudaMemcpyAsync")) return rc;
+  return check(cudaStreamSynchronize(s), "cudaMemcpyAsync");
 }
 
 }  // extern "C"

@@ -14,13 +14,15 @@ class CudaDeviceOps final : public DeviceOps {
 
   MemoryKind memory_kind(const void* p) const override {
     int type = GENCOLL_CUDA_MEM_HOST, device = -1;
-    // The library answers "host" for anything CUDA does not know; a failure
-    // here means no usable driver, where device memory cannot exist either.
-    if (api_.memory_type(p, &type, &device) != GENCOLL_CUDA_OK) return MemoryKind::host;
+    // The library answers "host" for anything CUDA does not know and where
+    // no driver or device is; a failure is CUDA unable to say (an earlier
+    // error left the context unusable), and guessing would risk the data.
+    check(api_.memory_type(p, &type, &device), "gencoll_cuda_memory_type");
     switch (type) {
       case GENCOLL_CUDA_MEM_PINNED: return MemoryKind::pinned;
       case GENCOLL_CUDA_MEM_DEVICE: return MemoryKind::device;
       case GENCOLL_CUDA_MEM_MANAGED: return MemoryKind::managed;
+      case GENCOLL_CUDA_MEM_DEVICE_ELSEWHERE: return MemoryKind::device_elsewhere;
       default: return MemoryKind::host;
     }
   }

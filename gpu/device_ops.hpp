@@ -18,8 +18,11 @@ namespace gencoll::gpu {
 
 class CudaLibrary;
 
-// gencoll_cuda_memory, as the transport distinguishes it.
-enum class MemoryKind { host, pinned, device, managed };
+// gencoll_cuda_memory, as the transport distinguishes it. device_elsewhere:
+// memory of another GPU than the calling thread's current one (a thread that
+// never called cudaSetDevice, a rank that switches GPUs); kernels and scratch
+// go to the current device, so such buffers are copied, not operated on.
+enum class MemoryKind { host, pinned, device, managed, device_elsewhere };
 
 // A failed device operation; the message names the call and CUDA's reason.
 struct DeviceError : std::runtime_error {

@@ -6,8 +6,12 @@
  * one version number, and every function returning a status.
  *
  * Every call that touches device memory returns after the work is done (it
- * synchronizes `stream`; NULL is the legacy default stream): the executor
- * hands buffers to MPI right after a local step. */
+ * synchronizes `stream`): the executor hands buffers to MPI right after a
+ * local step. NULL is the calling thread's own non-blocking stream on its
+ * current device, never the legacy default stream, which would wait for the
+ * application's streams and hold them up. As with any CUDA-aware MPI, the
+ * application has finished the work that writes a buffer before it passes
+ * the buffer to a collective. */
 #ifndef GENCOLL_CUDA_H
 #define GENCOLL_CUDA_H
 
@@ -19,7 +23,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; the loader refuses another version. */
-#define GENCOLL_CUDA_ABI_VERSION 1
+#define GENCOLL_CUDA_ABI_VERSION 2
 
 enum gencoll_cuda_status {
   GENCOLL_CUDA_OK = 0,
@@ -32,8 +36,9 @@ enum gencoll_cuda_status {
 enum gencoll_cuda_memory {
   GENCOLL_CUDA_MEM_HOST = 0,    /* ordinary host memory, or anything CUDA does not know */
   GENCOLL_CUDA_MEM_PINNED = 1,  /* page-locked host memory (cudaMallocHost, cudaHostRegister) */
-  GENCOLL_CUDA_MEM_DEVICE = 2,
-  GENCOLL_CUDA_MEM_MANAGED = 3
+  GENCOLL_CUDA_MEM_DEVICE = 2,   /* on the calling thread's current device */
+  GENCOLL_CUDA_MEM_MANAGED = 3,
+  GENCOLL_CUDA_MEM_DEVICE_ELSEWHERE = 4 /* on another device than the thread's current one */
 };
 
 int gencoll_cuda_abi_version(void);
@@ -42,8 +47,10 @@ const char* gencoll_cuda_last_error(void);
 
 /* 0 devices (not an error) where there is no device or no driver. */
 int gencoll_cuda_device_count(int* count);
-/* *type: a gencoll_cuda_memory; *device: its device, or -1. Never fails for a
- * host pointer, even without a device. */
+/* *type: a gencoll_cuda_memory; *device: its device, or -1. Host for memory
+ * CUDA does not know and where there is no device or driver; fails
+ * (GENCOLL_CUDA_ERROR) only where CUDA cannot say, as after a kernel's
+ * illegal access left the context unusable. */
 int gencoll_cuda_memory_type(const void* ptr, int* type, int* device);
 
 /* In-place permutation of `units` units of unit_bytes at device address

@@ -111,6 +111,11 @@ class DeviceScratch {
 
  private:
   void* grow(gpu::DeviceMemory& m, gpu::DeviceMemory::Kind kind, std::size_t bytes) {
+    // Kept from a call when the thread's current GPU was another one (a rank
+    // that moved to another GPU): kernels on this one could not reach it.
+    if (kind == gpu::DeviceMemory::Kind::device && m.get() &&
+        ops_.memory_kind(m.get()) == gpu::MemoryKind::device_elsewhere)
+      m = gpu::DeviceMemory();
     if (m.size() < bytes) {
       m = gpu::DeviceMemory();  // give the old one back before asking for more
       m = gpu::DeviceMemory(ops_, kind, bytes);

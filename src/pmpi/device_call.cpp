@@ -94,8 +94,7 @@ struct Span {
 Span span_of(const void* p, std::uint64_t count, MPI_Datatype t) {
   if (count == 0) return {};
   const Layout l = layout_of(t);
-  return {const_cast<char*>(static_cast<const char*>(p)) + l.true_lb,
-          static_cast<std::size_t>((static_cast<MPI_Aint>(count) - 1) * l.extent + l.true_extent)};
+  return {const_cast<char*>(static_cast<const char*>(p)) + l.true_lb, span_bytes(count, l.extent, l.true_extent)};
 }
 
 bool device_accessible(MemoryKind k) { return k == MemoryKind::device || k == MemoryKind::managed; }
@@ -103,6 +102,10 @@ bool device_accessible(MemoryKind k) { return k == MemoryKind::device || k == Me
 // What the device transport needs to run the call, or why it cannot (`why`).
 std::optional<DeviceBuffers> device_buffers(const PmpiBuffers& b, MemoryKind send_kind, MemoryKind recv_kind,
                                             std::uint64_t recv_count, std::string& why) {
+  if (send_kind == MemoryKind::device_elsewhere || (recv_count > 0 && recv_kind == MemoryKind::device_elsewhere)) {
+    why = "a buffer on another GPU than the calling thread's current one";
+    return std::nullopt;
+  }
   if (!device_accessible(send_kind) || (recv_count > 0 && !device_accessible(recv_kind))) {
     why = "host and device buffers mixed";
     return std::nullopt;
@@ -144,14 +147,14 @@ void execute_on_host_copies(const CachedSchedule& s, MPI_Comm comm, const PmpiBu
   PmpiBuffers hb = b;
   const Span rs = span_of(b.recv, recv_count, b.type);
   const Span ss = span_of(b.send, static_cast<std::uint64_t>(b.send_count), b.send_type);
-  const bool recv_copied = recv_count > 0 && recv_kind == MemoryKind::device;
+  const bool recv_copied = recv_count > 0 && BufferPlace::on_device(recv_kind);
   std::vector<char> recv_copy, send_copy;
   if (recv_copied) {
     recv_copy.resize(rs.bytes);
     ops.copy(recv_copy.data(), rs.begin, rs.bytes);  // bcast's data, MPI_IN_PLACE input, gaps kept
     hb.recv = recv_copy.data() + (static_cast<char*>(b.recv) - rs.begin);
   }
-  if (send_kind == MemoryKind::device) {
+  if (BufferPlace::on_device(send_kind)) {
     const char* send = static_cast<const char*>(b.send);
     if (recv_copied && rs.contains(ss)) {  // bcast, MPI_IN_PLACE: one buffer, one copy
       hb.send = static_cast<char*>(hb.recv) + (send - static_cast<char*>(b.recv));
@@ -204,8 +207,10 @@ void execute_on_device(const CachedSchedule& s, MPI_Comm comm, const PmpiBuffers
   if (log)
     std::fprintf(stderr, "gencoll: device buffers, messages %s\n",
                  stage ? "staged through pinned host memory" : "as device pointers");
-  PmpiWire wire(comm, b.type, cfg.wait, cfg.count_limit);
+  // The scratch first: destroyed last, after the wire has cancelled and
+  // waited out the requests still writing into it (an exception mid-call).
   DeviceScratch::Use scratch(*rt.scratch);
+  PmpiWire wire(comm, b.type, cfg.wait, cfg.count_limit);
   DeviceTransport t(wire, *scratch, *d, stage);
   execute(s.schedule, s.plan, t);
 }

@@ -25,10 +25,19 @@
 
 namespace gencoll {
 
+// The bytes `count` (> 0) elements of a type with this extent and true extent
+// touch from the first's true lower bound: gaps between elements included.
+inline std::size_t span_bytes(std::uint64_t count, MPI_Aint extent, MPI_Aint true_extent) {
+  return static_cast<std::size_t>((static_cast<MPI_Aint>(count) - 1) * extent + true_extent);
+}
+
 // Where a call's buffers are, asked once per call.
 struct BufferPlace {
   gpu::MemoryKind send = gpu::MemoryKind::host, recv = gpu::MemoryKind::host;
-  bool device() const { return send == gpu::MemoryKind::device || recv == gpu::MemoryKind::device; }
+  static bool on_device(gpu::MemoryKind k) {
+    return k == gpu::MemoryKind::device || k == gpu::MemoryKind::device_elsewhere;
+  }
+  bool device() const { return on_device(send) || on_device(recv); }
 };
 
 // The memory kinds of the call's buffers: host unless the CUDA driver is

@@ -583,7 +583,7 @@ int bcast_bytes(const Call& call, const Plan& plan, void* buffer) {
   CommState& state = comm_state(call.comm);
   const bool root = state.rank == call.root;
   const bool device = buffer_place(elements, call.count, g_config, state.rank == 0).device();
-  const std::size_t span = static_cast<std::size_t>(static_cast<MPI_Aint>(call.count - 1) * l.extent + l.true_extent);
+  const std::size_t span = span_bytes(call.count, l.extent, l.true_extent);
   std::unique_ptr<char[]> staged;  // a device buffer's span, gaps and all
   char* host = static_cast<char*>(buffer);
   if (device) {

@@ -7,6 +7,7 @@
 //
 // Every call checks what a real device would need (kernel operands in device
 // memory) and fails as the real library does otherwise.
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -72,8 +73,17 @@ int gencoll_cuda_device_count(int* count) {
   return GENCOLL_CUDA_OK;
 }
 int gencoll_cuda_memory_type(const void* ptr, int* type, int* device) {
+  // A context an earlier kernel left unusable: CUDA cannot say what the pointer is.
+  static const bool sticky = std::getenv("FAKE_CUDA_STICKY") != nullptr;
+  if (sticky) return fail(GENCOLL_CUDA_ERROR, "cudaPointerGetAttributes: an illegal memory access was encountered");
   *type = kind_of(ptr);
   *device = *type == GENCOLL_CUDA_MEM_DEVICE ? 0 : -1;
+  // The buffers on another GPU than the thread's current one.
+  static const bool elsewhere = std::getenv("FAKE_CUDA_ELSEWHERE") != nullptr;
+  if (elsewhere && *type == GENCOLL_CUDA_MEM_DEVICE) {
+    *type = GENCOLL_CUDA_MEM_DEVICE_ELSEWHERE;
+    *device = 1;
+  }
   return GENCOLL_CUDA_OK;
 }
 int gencoll_cuda_permute(void* base, size_t unit_bytes, const uint32_t* dest, size_t units, void*) {

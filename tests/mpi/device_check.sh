@@ -72,6 +72,38 @@ for mpi in openmpi mpich; do
   out=$(timeout -k 5 120 "$mpiexec" "${args[@]}" "$bin" "$driver" < /dev/null 2>&1) || fail "$mpi without the library: $out"
   [ "$(echo "$out" | grep -c "the CUDA driver is loaded but libgencoll-cuda is not")" = 1 ] ||
     fail "$mpi without the library: expected one line saying so: $out"
+  # CUDA unable to say what a buffer is (a sticky error of an earlier
+  # kernel): a clear error through the communicator's handler, where taking
+  # the buffer for host memory would have memcpy read device memory.
+  if [ "$mpi" = openmpi ]; then
+    args=(--oversubscribe --allow-run-as-root --mca btl self,vader -n 2 -x LD_PRELOAD="$lib"
+          -x GENCOLL_CUDA_LIBRARY="$driver" -x FAKE_CUDA_STICKY=1 -x GENCOLL_ALLREDUCE_INTRA_ALGORITHM=knomial)
+  else
+    args=(-n 2 -genv LD_PRELOAD "$lib" -genv GENCOLL_CUDA_LIBRARY "$driver" -genv FAKE_CUDA_STICKY 1
+          -genv GENCOLL_ALLREDUCE_INTRA_ALGORITHM knomial)
+  fi
+  if out=$(timeout -k 5 120 "$mpiexec" "${args[@]}" "$bin" "$driver" < /dev/null 2>&1); then
+    fail "$mpi with CUDA unable to classify buffers: the program ran to the end: $out"
+  fi
+  echo "$out" | grep -q "gencoll_cuda_memory_type: cudaPointerGetAttributes: an illegal memory access" ||
+    fail "$mpi with CUDA unable to classify buffers: no message naming it: $out"
+  # Buffers on another GPU than the calling thread's current one: copied to
+  # the host and back (the kernels and scratch would be on the current GPU).
+  if [ "$mpi" = openmpi ]; then
+    args=(--oversubscribe --allow-run-as-root --mca btl self,vader -n 3 -x LD_PRELOAD="$lib"
+          -x GENCOLL_CUDA_LIBRARY="$driver" -x FAKE_CUDA_ELSEWHERE=1 -x GENCOLL_DEBUG=1)
+    for c in ALLREDUCE ALLGATHER BCAST REDUCE; do args+=(-x GENCOLL_${c}_INTRA_ALGORITHM=knomial); done
+  else
+    args=(-n 3 -genv LD_PRELOAD "$lib" -genv GENCOLL_CUDA_LIBRARY "$driver" -genv FAKE_CUDA_ELSEWHERE 1
+          -genv GENCOLL_DEBUG 1)
+    for c in ALLREDUCE ALLGATHER BCAST REDUCE; do args+=(-genv GENCOLL_${c}_INTRA_ALGORITHM knomial); done
+  fi
+  out=$(timeout -k 5 120 "$mpiexec" "${args[@]}" "$bin" "$driver" < /dev/null 2>&1) ||
+    fail "$mpi with buffers on another GPU: $out"
+  echo "$out" | grep -q "device_check: p=3 done" || fail "$mpi with buffers on another GPU: no summary: $out"
+  echo "$out" | grep -q "device buffers run on host copies (a buffer on another GPU than the calling thread's current one)" ||
+    fail "$mpi with buffers on another GPU: no line saying they ran on host copies: $out"
+  ! echo "$out" | grep -q "device buffers, messages" || fail "$mpi with buffers on another GPU: the device transport ran: $out"
   echo "PASS: $mpi device buffers"
 done
 [ "$ran" -gt 0 ] || { echo "SKIP: no MPI with a built interposition library"; exit 77; }

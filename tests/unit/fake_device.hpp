@@ -26,7 +26,8 @@ class FakeDevice final : public gpu::DeviceOps {
 
   gpu::MemoryKind memory_kind(const void* p) const override {
     const Block* b = find(p);
-    return b ? b->kind : gpu::MemoryKind::host;
+    if (!b) return gpu::MemoryKind::host;
+    return b->kind == gpu::MemoryKind::device && b->gpu != current_gpu ? gpu::MemoryKind::device_elsewhere : b->kind;
   }
   void* alloc_device(std::size_t bytes) override {
     ++counts.device_allocs;
@@ -58,19 +59,21 @@ class FakeDevice final : public gpu::DeviceOps {
   }
 
   Counts counts;
+  int current_gpu = 0;  // the calling thread's current device (cudaSetDevice)
 
  private:
   struct Block {
     std::unique_ptr<char[]> mem;
     std::size_t bytes;
     gpu::MemoryKind kind;
+    int gpu;  // the device it was allocated on
   };
   void* allocate(std::size_t bytes, gpu::MemoryKind kind) {
     auto mem = std::make_unique<char[]>(bytes);
     // Garbage, not zeros: a step that reads scratch before writing it shows.
     std::memset(mem.get(), 0xa5, bytes);
     char* p = mem.get();
-    blocks_.emplace(p, Block{std::move(mem), bytes, kind});
+    blocks_.emplace(p, Block{std::move(mem), bytes, kind, current_gpu});
     return p;
   }
   const Block* find(const void* p) const {
@@ -90,6 +93,8 @@ class FakeDevice final : public gpu::DeviceOps {
     const Block* b = find(p);
     if (bytes > 0 && (!b || b->kind != gpu::MemoryKind::device))
       throw std::logic_error(std::string(what) + " is not device memory");
+    if (bytes > 0 && b->gpu != current_gpu)
+      throw std::logic_error(std::string(what) + " is on another GPU than the current one");
     inside(p, bytes, what);
   }
   std::map<const char*, Block> blocks_;
