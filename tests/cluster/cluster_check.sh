@@ -133,10 +133,10 @@ matrix() {
   fi
 }
 [ -n "$prefix" ] && matrix --mpi gencoll-mpich --mpich-prefix "$prefix" --lib none \
-  --bin "$b/tests/mpi/coll_check.mpich" --bin "$b/tests/mpi/root_check.mpich" \
+  --bin "$b/tests/mpi/checks.mpich" --programs "coll_check root_check" \
   --algs "knomial recursive_multiplying permuted_recursive_multiplying kring native"
 command -v mpiexec.openmpi >/dev/null && matrix --mpi openmpi --lib "$b/openmpi/.libs/libgencoll-pmpi.so" \
-  --bin "$b/tests/mpi/coll_check.openmpi" --bin "$b/tests/mpi/root_check.openmpi" \
+  --bin "$b/tests/mpi/checks.openmpi" --programs "coll_check root_check" \
   --algs "knomial recursive_multiplying permuted_recursive_multiplying kring ring recursive_doubling native"
 
 # 3. The debug lines show what ran (4 ranks on 2 hosts, k-ring k=2 allreduce).

@@ -27,7 +27,10 @@
 #   --lib PATH      interposition library to LD_PRELOAD into the ranks;
 #                   "none" runs without it (exercises the MPI's own collectives)
 #   --bin PATH      coll_check built with the matching mpicc (mpicc.mpich /
-#                   mpicc.openmpi)
+#                   mpicc.openmpi), or root_check, rsb_check, or checks (the
+#                   three in one launch, asked with --only for those a run
+#                   needs); repeatable
+#   --programs "LIST"  of checks' three, run only these (default: all)
 #   --quick         p in {1,2,3,4,7,8} instead of {1..9,12,16}
 #   --procs "LIST"  explicit list of process counts (overrides --quick)
 #   --algs "LIST"   explicit list of algorithms (default: all six + native)
@@ -75,6 +78,7 @@ ALGS=""
 JOBS=1
 TIMEOUT=120
 BIN_ARGS=""
+PROGRAMS="coll_check root_check rsb_check"
 MPIEXEC_ARGS=""
 LOGDIR=""
 KS="2 3 p p+1"
@@ -94,6 +98,7 @@ while [ $# -gt 0 ]; do
     --jobs|-j) JOBS="${2:-}"; shift 2 ;;
     --timeout) TIMEOUT="${2:-}"; shift 2 ;;
     --args) BIN_ARGS="${2:-}"; shift 2 ;;
+    --programs) PROGRAMS="${2:-}"; shift 2 ;;
     --mpiexec-args) MPIEXEC_ARGS="${2:-}"; shift 2 ;;
     --logdir) LOGDIR="${2:-}"; shift 2 ;;
     --ks) KS="${2:-}"; shift 2 ;;
@@ -315,25 +320,38 @@ run_one() {
     t0=$(date +%s.%N)
     status=PASS
     rc=0
-    local bin name extra
+    local bin name extra names n
     for bin in "${BINS[@]}"; do
         name=$(basename "$bin")
         name=${name%%.*}
-        # A program whose collectives the algorithm does not serve would only
-        # rerun the MPI's own (the native row's job): skip it.
-        if [ "$alg" != native ] && ! serves_any "$alg" "$colls" "$(tested_by "$name")"; then continue; fi
+        # checks: coll_check, root_check and rsb_check in one launch
+        # (tests/mpi/checks_main.c), asked for those the run needs.
+        if [ "$name" = checks ]; then names=$PROGRAMS; else names=$name; fi
+        local run_names=()
+        for n in $names; do
+            # A program whose collectives the algorithm does not serve would only
+            # rerun the MPI's own (the native row's job): skip it.
+            if [ "$alg" != native ] && ! serves_any "$alg" "$colls" "$(tested_by "$n")"; then continue; fi
+            run_names+=("$n")
+        done
+        [ ${#run_names[@]} -gt 0 ] || continue
         extra=""
+        if [ "$name" = checks ]; then
+            extra="--only $(IFS=,; echo "${run_names[*]}")"
+        fi
         # Debian's MPICH crashes in its own in-place MPI_Reduce at a non-zero root
-        [ "$name" = root_check ] && [ "$native_reduce" = 1 ] && extra="--skip-native-inplace-bug"
+        case " ${run_names[*]} " in
+        *" root_check "*) [ "$native_reduce" = 1 ] && extra="$extra --skip-native-inplace-bug" ;;
+        esac
         # timeout signals its whole process group (mpiexec, proxies, ranks);
         # KILL follows 10 s after TERM
         # shellcheck disable=SC2086,SC2206
         timeout -k 10 "$TIMEOUT" "${cmd[@]}" $MPIEXEC_ARGS "$bin" -q $extra $BIN_ARGS </dev/null >>"$log" 2>&1
         rc=$?
-        if [ $rc -ne 0 ] || ! grep -q "^$name: p=$p [0-9]* cases, 0 failures\$" "$log"; then
-            status=FAIL
-            break
-        fi
+        [ $rc -eq 0 ] || { status=FAIL; break; }
+        for n in "${run_names[@]}"; do
+            grep -q "^$n: p=$p [0-9]* cases, 0 failures\$" "$log" || { status=FAIL; break 2; }
+        done
     done
     t1=$(date +%s.%N)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')

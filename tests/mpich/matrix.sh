@@ -6,6 +6,5 @@ set -u
 . "$(dirname "$0")/common.sh"
 eval "set -- ${GENCOLL_MATRIX_FLAGS:-}"
 exec "$srcdir/tests/mpi/run_matrix.sh" --mpi gencoll-mpich --mpich-prefix "$prefix" --lib none \
-  --bin "$builddir/tests/mpi/coll_check.mpich" --bin "$builddir/tests/mpi/root_check.mpich" \
-  --bin "$builddir/tests/mpi/rsb_check.mpich" \
+  --bin "$builddir/tests/mpi/checks.mpich" \
   --procs "1 2 3 4 5 7 8" --ks "2 3 p+1" "$@"

@@ -10,6 +10,5 @@ path_file="$builddir/ompi-component/component-path"
 [ -f "$path_file" ] || { echo "SKIP: no Open MPI component built"; exit 77; }
 eval "set -- ${GENCOLL_MATRIX_FLAGS:-}"
 exec "$srcdir/tests/mpi/run_matrix.sh" --mpi gencoll-openmpi --component-path "$(cat "$path_file")" --lib none \
-  --bin "$builddir/tests/mpi/coll_check.openmpi" --bin "$builddir/tests/mpi/root_check.openmpi" \
-  --bin "$builddir/tests/mpi/rsb_check.openmpi" \
+  --bin "$builddir/tests/mpi/checks.openmpi" \
   --procs "1 2 3 4 5 7 8" --ks "3 p+1" "$@"
