@@ -19,6 +19,7 @@
 #include "coll/algorithm_table.hpp"
 #include "coll/algorithms.hpp"
 #include "src/cabi/program_view.hpp"
+#include "src/core/params.hpp"
 #include "src/core/permutation.hpp"
 #include "src/exec/program.hpp"
 #include "src/exec/schedule_cache.hpp"
@@ -28,6 +29,9 @@
 namespace gencoll {
 namespace {
 
+static_assert(static_cast<std::uint64_t>(GENCOLL_TAGS_PER_CALL(1)) == max_messages_per_peer(1) &&
+                  static_cast<std::uint64_t>(GENCOLL_TAGS_PER_CALL(1 << 20)) == max_messages_per_peer(1 << 20),
+              "one bound on a call's tags on both sides of the C boundary");
 static_assert(Transport::kCompleted == GENCOLL_REQUEST_COMPLETE, "one sentinel on both sides of the C boundary");
 
 // The program's arrays are handed to the glues as they are.

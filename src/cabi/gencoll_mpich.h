@@ -49,6 +49,11 @@ enum gencoll_alg {
 /* The largest radix a CVAR or selection file may give (gencoll::kMaxRadix). */
 #define GENCOLL_MAX_RADIX (1 << 30)
 
+/* Tags one call of p ranks needs, from 0 (gencoll::max_messages_per_peer):
+ * no schedule sends one peer more messages. A glue reserves this many per
+ * call from the counter its MPI's nonblocking collectives draw from. */
+#define GENCOLL_TAGS_PER_CALL(p) (4 * (int64_t) (p) + 64)
+
 enum gencoll_buf { GENCOLL_BUF_SEND = 0, GENCOLL_BUF_RECV = 1, GENCOLL_BUF_TMP = 2 };
 
 /* The id isend/irecv hand back for an operation that already finished while

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/core/params.hpp"
 #include "src/core/schedule.hpp"
 
 namespace gencoll::detail {
@@ -242,6 +243,9 @@ class Plan {
     };
     for (std::uint32_t g = 0; g < total_; ++g) {
       if (step(g).kind != StepKind::send) continue;
+      if (step(g).tag >= max_messages_per_peer(p_))
+        return fail(who(g) + ": more than " + std::to_string(max_messages_per_peer(p_)) +
+                    " messages to one peer (the tags the MPICH module and the Open MPI component reserve per call)");
       const std::size_t i = slot(key(g));
       if (table[i].second != kNone) return fail(who(g) + ": same peer and tag as " + who(table[i].second));
       table[i] = {key(g), g};

@@ -33,6 +33,15 @@ enum class Algorithm {
 // GENCOLL_MAX_RADIX is the same number.
 constexpr int kMaxRadix = 1 << 30;
 
+// The most messages any schedule of p ranks sends one peer in one call: the
+// tags (per-peer sequence numbers) a call's messages carry lie below it. The
+// MPICH module and the Open MPI component reserve this many tags per call
+// from the counter their MPI's nonblocking collectives draw from, so that a
+// nonblocking collective still in flight on the communicator cannot match a
+// gencoll message; the checker holds every generator to it.
+// src/cabi/gencoll_mpich.h's GENCOLL_TAGS_PER_CALL is the same bound.
+constexpr std::uint64_t max_messages_per_peer(int p) { return 4 * static_cast<std::uint64_t>(p) + 64; }
+
 struct CollParams {
   Collective coll = Collective::allreduce;
   Algorithm alg = Algorithm::recursive_multiplying;

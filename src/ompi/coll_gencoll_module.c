@@ -361,15 +361,15 @@ static inline __attribute__((always_inline)) void set_call(struct ctx *c, const 
 
 /* What every step of a call reads beside the call itself: the element's
  * extent, no scratch yet, and this call's tags. No schedule sends more than
- * 4p + 64 messages to one peer; every rank reserves the same range, from the
- * counter Open MPI's nonblocking collectives draw from, so no other
- * collective's message can match. */
+ * GENCOLL_TAGS_PER_CALL(p) messages to one peer; every rank reserves the same
+ * range, from the counter Open MPI's nonblocking collectives draw from, so no
+ * other collective's message can match. */
 static inline void begin_steps(struct ctx *c)
 {
     ptrdiff_t lb = 0;
     ompi_datatype_get_extent(c->dtype, &lb, &c->extent);
     c->tmp = c->tmp_base = NULL;
-    c->tags = 4 * ompi_comm_size(c->comm) + 64;
+    c->tags = (int) GENCOLL_TAGS_PER_CALL(ompi_comm_size(c->comm));
     c->tag_base = ompi_coll_base_nbc_reserve_tags(c->comm, c->tags);
 }
 

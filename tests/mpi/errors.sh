@@ -3,7 +3,9 @@
 # all four bindings (the interposition library on MPICH and on Open MPI, the
 # MPICH module, the Open MPI component): errors_check's attributes are never
 # copied, a root outside the communicator is MPI_ERR_ROOT, and a handler set
-# after a communicator's first collective sees a later error once. p = 2 and
+# after a communicator's first collective sees a later error once, and
+# nonblocking collectives in flight around gencoll's calls keep their own
+# messages. p = 2 and
 # 3; k-ring, k-nomial and recursive multiplying (bcast, allreduce, allgather;
 # reduce runs k-nomial where an algorithm has no reduce) and the MPI's own.
 set -u

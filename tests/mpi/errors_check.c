@@ -11,6 +11,12 @@
  *    have at their first collective; MPICH raises a failed MPI_Testsome or
  *    MPI_Waitsome on MPI_COMM_WORLD whatever the request's communicator, so
  *    MPI_COMM_WORLD returns errors from then on).
+ * And gencoll's messages never meet the application's nonblocking
+ * collectives on the same communicator: an MPI_Ibcast and MPI_Iallreduce in
+ * flight around gencoll's calls (their messages share the collective context
+ * in MPICH and Open MPI, so the module and the component take their tags
+ * from the counter those draw from, the same number on every rank), and
+ * later ones still match.
  * Rank 0 prints "errors_check: p=<p> <cases> cases, <failures> failures". */
 #include <mpi.h>
 #include <stdio.h>
@@ -45,6 +51,37 @@ static int error_class(int rc) {
   return c;
 }
 
+/* Rounds of nonblocking collectives in flight while gencoll's run, from
+ * every root; each result checked. */
+static void nonblocking_around(MPI_Comm comm) {
+  int rank = 0, n = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  if (n > 64) return; /* all[] below */
+  for (int round = 0; round < 2 * n; ++round) {
+    const int root = round % n, other = (round + 1) % n;
+    int a[64], b[32], in[16], sum[16], mx[8], mine[8], all[2 * 64];
+    for (int i = 0; i < 64; ++i) a[i] = rank == root ? 5 * i + round : -1;
+    for (int i = 0; i < 32; ++i) b[i] = rank == other ? 7 * i - round : -2;
+    for (int i = 0; i < 16; ++i) in[i] = rank + i;
+    for (int i = 0; i < 8; ++i) mine[i] = rank * 8 + i + round;
+    MPI_Request r[2];
+    MPI_Ibcast(a, 64, MPI_INT, root, comm, &r[0]);
+    MPI_Allreduce(in, sum, 16, MPI_INT, MPI_SUM, comm);
+    MPI_Bcast(b, 32, MPI_INT, other, comm);
+    MPI_Iallreduce(mine, mx, 8, MPI_INT, MPI_MAX, comm, &r[1]);
+    MPI_Allgather(in, 2, MPI_INT, all, 2, MPI_INT, comm);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+    int bad = 0;
+    for (int i = 0; i < 64; ++i) bad += a[i] != 5 * i + round;
+    for (int i = 0; i < 32; ++i) bad += b[i] != 7 * i - round;
+    for (int i = 0; i < 16; ++i) bad += sum[i] != n * (n - 1) / 2 + n * i;
+    for (int i = 0; i < 8; ++i) bad += mx[i] != (n - 1) * 8 + i + round;
+    for (int q = 0; q < n; ++q) bad += all[2 * q] != q || all[2 * q + 1] != q + 1;
+    expect(bad == 0, "nonblocking collectives in flight around gencoll's: wrong elements", bad);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   for (int i = 1; i < argc; ++i)
@@ -76,6 +113,8 @@ int main(int argc, char** argv) {
   expect(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_ROOT, "reduce to root p + 3: MPI_ERR_ROOT", error_class(rc));
   rc = MPI_Bcast(buf, 64, MPI_INT, 0, comm); /* still right after the errors */
   expect(rc == MPI_SUCCESS && buf[63] == 189, "bcast after the errors", buf[63]);
+
+  nonblocking_around(comm);
 
   /* Ranks 0 and 1: the receiver expects 16 ints of the root's 32. */
   MPI_Comm pair;

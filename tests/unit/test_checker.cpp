@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/check/checker.hpp"
+#include "src/core/params.hpp"
 
 using namespace gencoll;
 
@@ -203,6 +204,30 @@ TEST_CASE("unmatched message is reported", "[checker]") {
   INFO(rep.error);
   REQUIRE_FALSE(rep.ok);
   CHECK(mentions(rep, "unmatched message: rank 0 step 2"));
+}
+
+TEST_CASE("more messages to one peer than the glues reserve tags for are caught", "[checker]") {
+  // A correct 2-rank allgather, except that rank 0 sends its block again and
+  // again: one message past max_messages_per_peer(2) = 72.
+  const std::uint64_t n = max_messages_per_peer(2) + 1;
+  std::vector<Schedule> s(2);
+  ScheduleBuilder a(0, 2), b(1, 2);
+  a.copy(send_r(0, 1), recv_r(0, 1));
+  b.copy(send_r(0, 1), recv_r(1, 1));
+  Handle last = b.recv(0, recv_r(0, 1));
+  a.send(1, send_r(0, 1));
+  for (std::uint64_t i = 1; i < n; ++i) {
+    a.send(1, send_r(0, 1));
+    last = b.recv(0, recv_r(0, 1), {last});
+  }
+  a.recv(1, recv_r(1, 1));
+  b.send(0, send_r(0, 1));
+  s[0] = std::move(a).finish();
+  s[1] = std::move(b).finish();
+  const CheckReport rep = check_allgather(s, 1, false);
+  INFO(rep.error);
+  REQUIRE_FALSE(rep.ok);
+  CHECK(mentions(rep, "more than 72 messages to one peer"));
 }
 
 TEST_CASE("a block at the wrong position is caught", "[checker]") {

@@ -197,10 +197,11 @@ static inline int MPII_Gencoll_bcast_bytes(int alg, void *bytes, MPI_Aint nbytes
     return MPII_Gencoll_call_run(&c);
 }
 
-/* The bcast of a type that is not contiguous: packed at the root, unpacked
- * at the others. */
-int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                              MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag);
+/* The bcast of a type that is not contiguous (`nbytes`: count times its
+ * size): packed at the root, unpacked at the others. */
+int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype,
+                              MPI_Aint nbytes, int root, MPIR_Comm * comm_ptr, int k,
+                              MPIR_Errflag_t * errflag);
 
 /* A bcast runs on the message's bytes: every rank may pass its own count and
  * type as long as the type signatures agree (the root n pairs of ints, the
@@ -216,7 +217,8 @@ static inline int MPII_Gencoll_bcast(int alg, void *buffer, MPI_Aint count, MPI_
         int is_contig;
         MPIR_Datatype_is_contig(datatype, &is_contig);
         if (!is_contig)
-            return MPII_Gencoll_bcast_packed(alg, buffer, count, datatype, root, comm_ptr, k, errflag);
+            return MPII_Gencoll_bcast_packed(alg, buffer, count, datatype, count * type_size, root,
+                                             comm_ptr, k, errflag);
         MPIR_Datatype_get_true_lb(datatype, &true_lb);
     }
     return MPII_Gencoll_bcast_bytes(alg, (char *) buffer + true_lb, count * type_size, root, comm_ptr,

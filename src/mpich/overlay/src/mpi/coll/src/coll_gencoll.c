@@ -28,6 +28,7 @@ struct gencoll_inflight {
 struct gencoll_ctx {
     const struct MPII_Gencoll_call *a;  /* the call, in its caller's frame */
     MPI_Aint extent;
+    int tag_base, tags;         /* this call's tags: tag_base + [0, tags) */
     void *tmp;                  /* allocation */
     char *tmp_base;             /* element 0 of the scratch area */
     struct gencoll_inflight *active;    /* requests in flight, in no order */
@@ -139,31 +140,37 @@ GENCOLL_GLUE_STEP int gencoll_run_post(struct gencoll_ctx *c, const struct genco
     const struct MPII_Gencoll_call *a = c->a;
     MPIR_Request *req = NULL;
     int mpi_errno;
+    /* No schedule sends one peer more messages than the call reserved tags. */
+    if (o->tag >= (uint32_t) c->tags)
+        return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                    MPI_ERR_INTERN, "**intern", "**intern %s",
+                                    "gencoll: more messages to one peer than tags reserved");
+    const int tag = c->tag_base + (int) o->tag;
     if (alone) {
         /* The blocking calls of MPICH's own algorithms: an eager send
          * completes without a request. */
         *in_flight = 0;
         if (o->kind == GENCOLL_OP_RECV)
             return MPIC_Recv(gencoll_addr(c, o->dst.buf, o->dst.offset), (MPI_Aint) o->dst.count,
-                             a->datatype, o->peer, (int) o->tag, a->comm_ptr, MPI_STATUS_IGNORE,
+                             a->datatype, o->peer, tag, a->comm_ptr, MPI_STATUS_IGNORE,
                              a->errflag);
         if (o->src.buf == GENCOLL_BUF_SEND && a->sendtype != a->datatype)
-            return MPIC_Send(a->sendbuf, a->sendcount, a->sendtype, o->peer, (int) o->tag,
+            return MPIC_Send(a->sendbuf, a->sendcount, a->sendtype, o->peer, tag,
                              a->comm_ptr, a->errflag);
         return MPIC_Send(gencoll_addr(c, o->src.buf, o->src.offset), (MPI_Aint) o->src.count,
-                         a->datatype, o->peer, (int) o->tag, a->comm_ptr, a->errflag);
+                         a->datatype, o->peer, tag, a->comm_ptr, a->errflag);
     }
     if (o->kind == GENCOLL_OP_RECV)
         mpi_errno = MPIC_Irecv(gencoll_addr(c, o->dst.buf, o->dst.offset), (MPI_Aint) o->dst.count,
-                               a->datatype, o->peer, (int) o->tag, a->comm_ptr, &req);
+                               a->datatype, o->peer, tag, a->comm_ptr, &req);
     else if (o->src.buf == GENCOLL_BUF_SEND && a->sendtype != a->datatype)
         /* Only the whole input is ever sent from the send buffer; it is
          * described by the caller's send type. */
-        mpi_errno = MPIC_Isend(a->sendbuf, a->sendcount, a->sendtype, o->peer, (int) o->tag,
+        mpi_errno = MPIC_Isend(a->sendbuf, a->sendcount, a->sendtype, o->peer, tag,
                                a->comm_ptr, &req, a->errflag);
     else
         mpi_errno = MPIC_Isend(gencoll_addr(c, o->src.buf, o->src.offset), (MPI_Aint) o->src.count,
-                               a->datatype, o->peer, (int) o->tag, a->comm_ptr, &req, a->errflag);
+                               a->datatype, o->peer, tag, a->comm_ptr, &req, a->errflag);
     if (mpi_errno)
         return mpi_errno;
     /* One that already completed (an eager send, a message that was waiting)
@@ -173,7 +180,10 @@ GENCOLL_GLUE_STEP int gencoll_run_post(struct gencoll_ctx *c, const struct genco
         return gencoll_finish(c, req);
     }
     *in_flight = 1;
-    return gencoll_track(c, req, op);
+    mpi_errno = gencoll_track(c, req, op);
+    if (mpi_errno)
+        *in_flight = 0;         /* completed and freed there: no wait will report it */
+    return mpi_errno;
 }
 
 /* Not inlined: a profile then tells waiting from the runner's own work
@@ -584,6 +594,29 @@ static int gencoll_call_result(const struct MPII_Gencoll_call *a, int mpi_errno)
     return mpi_errno;
 }
 
+/* This call's tags: GENCOLL_TAGS_PER_CALL(p) of them, from the counter
+ * MPICH's nonblocking collectives draw theirs from (MPIDU_Sched_next_tag),
+ * wrapping as it does. Gencoll's messages are numbered per peer from 0 and
+ * travel in the collective context, as a nonblocking collective's do, so
+ * without the reservation one in flight on the communicator (MPI_Ibcast,
+ * then this call, then MPI_Wait) could match a gencoll message. Every rank
+ * that runs the call reserves the same number, in the same order of
+ * collectives, so the counter stays the same on all of them. */
+static inline void gencoll_reserve_tags(struct gencoll_ctx *c)
+{
+    MPIR_Comm *comm_ptr = c->a->comm_ptr;
+    const int64_t tag_ub = MPIR_Process.attrs.tag_ub;
+    int64_t n = GENCOLL_TAGS_PER_CALL(comm_ptr->local_size);
+    if (n > tag_ub - MPIR_FIRST_NBC_TAG)
+        n = tag_ub - MPIR_FIRST_NBC_TAG;        /* a program that needs more fails its post on every rank */
+    int64_t base = comm_ptr->next_sched_tag;
+    if (base + n > tag_ub)
+        base = MPIR_FIRST_NBC_TAG;
+    comm_ptr->next_sched_tag = base + n >= tag_ub ? MPIR_FIRST_NBC_TAG : (int) (base + n);
+    c->tag_base = (int) base;
+    c->tags = (int) n;
+}
+
 int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gencoll_program *program,
                              uint32_t * work)
 {
@@ -596,6 +629,7 @@ int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gen
     c.nactive = 0;
     c.cap = GENCOLL_INLINE_REQUESTS;
     MPIR_Datatype_get_extent_macro(a->datatype, c.extent);
+    gencoll_reserve_tags(&c);
 
     int rc = MPII_Gencoll_instrumented ? gencoll_run_instrumented(&c, program, work) :
         gencoll_run_program(&c, program, work, NULL);
@@ -616,6 +650,7 @@ int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *a, const struct genco
     c.a = a;
     c.tmp_base = NULL;
     MPIR_Datatype_get_extent_macro(a->datatype, c.extent);
+    gencoll_reserve_tags(&c);
     int in_flight;
     int mpi_errno = gencoll_run_post(&c, op, 0, 1, &in_flight);
     if (mpi_errno != MPI_SUCCESS)
@@ -623,12 +658,10 @@ int MPII_Gencoll_run_alone(const struct MPII_Gencoll_call *a, const struct genco
     return gencoll_call_result(a, mpi_errno);
 }
 
-int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype, int root,
-                              MPIR_Comm * comm_ptr, int k, MPIR_Errflag_t * errflag)
+int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatype datatype,
+                              MPI_Aint nbytes, int root, MPIR_Comm * comm_ptr, int k,
+                              MPIR_Errflag_t * errflag)
 {
-    MPI_Aint type_size;
-    MPIR_Datatype_get_size_macro(datatype, type_size);
-    const MPI_Aint nbytes = count * type_size;
     if (nbytes == 0)
         return MPI_SUCCESS;     /* on every rank: the signatures agree */
     void *packed = MPL_malloc(nbytes, MPL_MEM_BUFFER);
@@ -636,9 +669,13 @@ int MPII_Gencoll_bcast_packed(int alg, void *buffer, MPI_Aint count, MPI_Datatyp
         return MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
                                     MPI_ERR_OTHER, "**nomem", 0);
     const int at_root = comm_ptr->rank == root;
-    /* A root whose copy failed still sends, so that no peer waits forever. */
+    /* A root whose copy failed still sends, so that no peer waits forever,
+     * with the error flag set: the messages carry the error bit, and the
+     * others report the failure instead of unpacking garbage. */
     int copy_errno = at_root ? MPIR_Localcopy(buffer, count, datatype, packed, nbytes, MPI_BYTE)
         : MPI_SUCCESS;
+    if (copy_errno != MPI_SUCCESS && *errflag == MPIR_ERR_NONE)
+        *errflag = MPIR_ERR_OTHER;
     int mpi_errno =
         MPII_Gencoll_bcast_bytes(alg, packed, nbytes, root, comm_ptr, k, errflag, count, datatype);
     if (!at_root && mpi_errno == MPI_SUCCESS)
