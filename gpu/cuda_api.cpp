@@ -1,10 +1,12 @@
 // libgencoll-cuda's C ABI over the launch functions of gpu/cuda_kernels.hpp.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "gpu/cuda_kernels.hpp"
 #include "gpu/gencoll_cuda.h"
@@ -75,34 +77,72 @@ PlanBuffers& plan_buffers() {
   return buffers;
 }
 
-// The calling thread's own stream on its current device, made on first use:
-// non-blocking, so that a collective's copies and kernels neither wait for the
-// application's work on its streams nor hold it up, as they would on the
-// legacy default stream. Every call synchronizes it before returning.
-class ThreadStreams {
- public:
-  ThreadStreams() = default;
-  ThreadStreams(const ThreadStreams&) = delete;
-  ThreadStreams& operator=(const ThreadStreams&) = delete;
-  ~ThreadStreams() {
-    for (auto& [device, stream] : streams_) cudaStreamDestroy(stream);  // at exit the runtime may be gone: ignore
+// Errors after which the context can do nothing more (CUDA's sticky errors).
+bool context_broken(cudaError_t rc) {
+  switch (rc) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorECCUncorrectable:
+      return true;
+    default:
+      return false;
   }
+}
+
+// Each thread's own stream on each device, made on first use: non-blocking,
+// so that a collective's copies and kernels neither wait for the
+// application's work on its streams nor hold it up, as they would on the
+// legacy default stream. Every call synchronizes it before returning. The
+// streams are destroyed by gencoll_cuda_release (at MPI_Finalize, while the
+// context surely exists), never at exit: a thread's cache of them knows it by
+// the release count.
+class Streams {
+ public:
   int get(cudaStream_t* out) {
+    thread_local std::map<int, cudaStream_t> mine;
+    thread_local unsigned seen = 0;
+    if (seen != releases_.load(std::memory_order_acquire)) {
+      mine.clear();
+      seen = releases_.load(std::memory_order_acquire);
+    }
     int device = 0;
     if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
-    auto it = streams_.find(device);
-    if (it == streams_.end()) {
+    auto it = mine.find(device);
+    if (it == mine.end()) {
       cudaStream_t s = nullptr;
       if (int rc = check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags")) return rc;
-      it = streams_.emplace(device, s).first;
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        all_.push_back(s);
+      }
+      it = mine.emplace(device, s).first;
     }
     *out = it->second;
     return GENCOLL_CUDA_OK;
   }
+  void release() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (cudaStream_t s : all_) cudaStreamDestroy(s);
+    all_.clear();
+    releases_.fetch_add(1, std::memory_order_acq_rel);
+  }
 
  private:
-  std::map<int, cudaStream_t> streams_;
+  std::mutex mutex_;
+  std::vector<cudaStream_t> all_;
+  std::atomic<unsigned> releases_{0};
 };
+
+Streams& streams() {
+  static Streams s;  // never destroyed with streams in it: release() gives them back
+  return s;
+}
 
 // The caller's stream, or the thread's own where it passed NULL.
 int resolve_stream(void* given, cudaStream_t* out) {
@@ -110,8 +150,7 @@ int resolve_stream(void* given, cudaStream_t* out) {
     *out = static_cast<cudaStream_t>(given);
     return GENCOLL_CUDA_OK;
   }
-  thread_local ThreadStreams streams;
-  return streams.get(out);
+  return streams().get(out);
 }
 
 }  // namespace
@@ -140,15 +179,14 @@ int gencoll_cuda_memory_type(const void* ptr, int* type, int* device) {
   cudaPointerAttributes attr{};
   const cudaError_t rc = cudaPointerGetAttributes(&attr, ptr);
   if (rc != cudaSuccess) {
-    // No device or driver: nothing can be device memory. Invalid value: what
-    // CUDA before 11 answered for memory it does not know. Anything else (a
-    // sticky error of an earlier kernel) leaves the pointer unknown: taken
-    // for host memory, a device buffer would be read by memcpy.
-    if (rc == cudaErrorNoDevice || rc == cudaErrorInsufficientDriver || rc == cudaErrorInvalidValue) {
-      cudaGetLastError();
-      return GENCOLL_CUDA_OK;
-    }
-    return check(rc, "cudaPointerGetAttributes");
+    // A context an earlier kernel broke (sticky errors) cannot say what the
+    // pointer is, and a device buffer taken for host memory would be read by
+    // memcpy: fail. Anything else (no device or driver, a driver that cannot
+    // start, CUDA before 11's answer for unknown memory) means no device
+    // memory can be there.
+    if (context_broken(rc)) return check(rc, "cudaPointerGetAttributes");
+    cudaGetLastError();
+    return GENCOLL_CUDA_OK;
   }
   int current = -1;
   switch (attr.type) {
@@ -218,6 +256,8 @@ int gencoll_cuda_malloc_host(void** ptr, size_t bytes) {
 }
 
 int gencoll_cuda_free_host(void* ptr) { return check(cudaFreeHost(ptr), "cudaFreeHost"); }
+
+void gencoll_cuda_release(void) { streams().release(); }
 
 int gencoll_cuda_memcpy(void* dst, const void* src, size_t bytes, void* stream) {
   if (bytes == 0) return GENCOLL_CUDA_OK;

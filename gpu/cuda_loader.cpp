@@ -104,7 +104,8 @@ std::unique_ptr<CudaLibrary> CudaLibrary::open(const std::string& path, std::str
                   resolve(lib->handle_, "gencoll_cuda_free", a.free_device, missing) &&
                   resolve(lib->handle_, "gencoll_cuda_malloc_host", a.malloc_host, missing) &&
                   resolve(lib->handle_, "gencoll_cuda_free_host", a.free_host, missing) &&
-                  resolve(lib->handle_, "gencoll_cuda_memcpy", a.memcpy, missing);
+                  resolve(lib->handle_, "gencoll_cuda_memcpy", a.memcpy, missing) &&
+                  resolve(lib->handle_, "gencoll_cuda_release", a.release, missing);
   if (!ok) {
     error = path + ": " + missing;
     return nullptr;

@@ -30,6 +30,7 @@ class CudaLibrary {
     int (*malloc_host)(void**, size_t);
     int (*free_host)(void*);
     int (*memcpy)(void*, const void*, size_t, void*);
+    void (*release)(void);
   };
 
   // Loads `path` (a file name is searched as dlopen searches). nullptr with

@@ -38,6 +38,7 @@ class CudaDeviceOps final : public DeviceOps {
     return p;
   }
   void free_pinned(void* p) noexcept override { api_.free_host(p); }
+  void release() noexcept override { api_.release(); }
   void copy(void* dst, const void* src, std::size_t bytes) override {
     check(api_.memcpy(dst, src, bytes, nullptr), "gencoll_cuda_memcpy");
   }

@@ -44,6 +44,9 @@ class DeviceOps {
   // out = ((in[0] op in[1]) op ...) op in[n-1], a op b being MPI_Reduce_local(in = a, inout = b).
   virtual void reduce(ElemType t, ReduceOp op, const void* const* in, std::size_t n, void* out,
                       std::size_t count) = 0;
+  // Gives back what the operations keep between calls (CUDA streams), while
+  // the context still exists (MPI_Finalize).
+  virtual void release() noexcept {}
 };
 
 // Memory from alloc_device or alloc_pinned, given back when it goes.

@@ -70,6 +70,12 @@ int gencoll_cuda_free_host(void* ptr);
 /* Any direction (the pointers say which). */
 int gencoll_cuda_memcpy(void* dst, const void* src, size_t bytes, void* stream);
 
+/* Destroys the streams the calls above made for NULL (one per thread and
+ * device); later calls make new ones. Called at MPI_Finalize, while the CUDA
+ * context still exists (at exit it may not: an application may reset the
+ * device after MPI_Finalize). */
+void gencoll_cuda_release(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -223,6 +223,7 @@ void device_copy(void* dst, const void* src, std::size_t bytes, const Config& cf
 
 void release_device_memory() {
   if (g_runtime.scratch) g_runtime.scratch->release();
+  if (g_runtime.ops) g_runtime.ops->release();
 }
 
 }  // namespace gencoll

@@ -108,6 +108,7 @@ int gencoll_cuda_malloc(void** ptr, size_t bytes) { return allocate(ptr, bytes, 
 int gencoll_cuda_free(void* ptr) { return release(ptr); }
 int gencoll_cuda_malloc_host(void** ptr, size_t bytes) { return allocate(ptr, bytes, GENCOLL_CUDA_MEM_PINNED); }
 int gencoll_cuda_free_host(void* ptr) { return release(ptr); }
+void gencoll_cuda_release(void) {}
 int gencoll_cuda_memcpy(void* dst, const void* src, size_t bytes, void*) {
   std::memmove(dst, src, bytes);
   return GENCOLL_CUDA_OK;

@@ -362,7 +362,7 @@ run_one() {
     printf '%s %-7s %-30s p=%-2s k=%-2s %6ss%s\n' "$status" "$MPI" "$alg" "$p" "$k" "$secs" "$why"
     if [ $status = FAIL ]; then
         # the first failure lines and the tail of the output
-        { grep -m 8 -E '^(coll|root)_check:? FAIL' "$log"; tail -n 12 "$log"; } | awk '!seen[$0]++' |
+        { grep -m 8 -E '^(coll|root|rsb)_check:? FAIL' "$log"; tail -n 12 "$log"; } | awk '!seen[$0]++' |
             sed 's/^/    | /'
     fi
     echo "$status $alg $p $k $secs" >>"$RESULTS"

@@ -6,7 +6,7 @@
 #   GENCOLL_SUITE_FILTER=REGEX  runs only the matching entries
 #   GENCOLL_SUITE_KS="2 3 5"     the radices run (make check: 3, a third of the
 #       entries: the suite took 24 of a 56-minute CI run with all three;
-#       make check-full: all three)
+#       make check-full runs 2 and 5 after it)
 set -u
 . "$(dirname "$0")/common.sh"
 work=$(cd "$prefix/.." && pwd)

@@ -392,17 +392,15 @@ TEST_CASE("device scratch is kept between calls and private to one call at a tim
 TEST_CASE("device scratch kept from a call on another GPU is not used on this one", "[device]") {
   FakeDevice dev;
   DeviceScratch shared(dev);
-  void* first = nullptr;
   {
     DeviceScratch::Use u(shared);
-    first = (*u).device(1024);
+    (*u).device(1024);
   }
   dev.current_gpu = 1;  // the rank moved to its second GPU
   DeviceScratch::Use u(shared);
   void* second = (*u).device(512);
-  CHECK(dev.counts.device_allocs == 2);
+  CHECK(dev.counts.device_allocs == 2);  // a new allocation, on this GPU
   CHECK(dev.memory_kind(second) == gpu::MemoryKind::device);
-  CHECK(dev.memory_kind(first) == gpu::MemoryKind::host);  // given back
 }
 
 TEST_CASE("device scratch beyond the keep limit goes back when its call ends", "[device]") {

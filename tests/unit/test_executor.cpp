@@ -3,6 +3,7 @@
 // and with floating-point sums whose bits must agree on every rank.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <map>
