@@ -46,8 +46,10 @@ ip link del "${probe}v" 2>/dev/null; ip netns del "$probe" 2>/dev/null
 export GENCOLL_CLUSTER_ID=201
 cluster() { bash "$top/scripts/cluster.sh" "$@"; }
 fails=0
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+# Each line with the seconds since the start: where the test's minutes go.
+started=$(date +%s)
+pass() { echo "PASS: $* [$(( $(date +%s) - started )) s]"; }
+fail() { echo "FAIL: $* [$(( $(date +%s) - started )) s]"; fails=$((fails + 1)); }
 tmp=$(mktemp -d)
 trap 'cluster down >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 cluster up 2 --rate 1gbit || { echo "FAIL: cluster.sh up 2"; exit 1; }
