@@ -107,9 +107,10 @@ class Streams {
   int get(cudaStream_t* out) {
     thread_local std::map<int, cudaStream_t> mine;
     thread_local unsigned seen = 0;
-    if (seen != releases_.load(std::memory_order_acquire)) {
+    const unsigned releases = releases_.load(std::memory_order_acquire);
+    if (seen != releases) {
       mine.clear();
-      seen = releases_.load(std::memory_order_acquire);
+      seen = releases;
     }
     int device = 0;
     if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
