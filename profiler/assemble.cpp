@@ -121,6 +121,32 @@ ContentionChoice contention(const RunRecord& run, const std::string& by) {
     c.node_radix = 0;
     c.source += "; node_radix 0 (unlimited): one host, no message leaves the node";
   }
+  if (run.memory_series && run.memory_series->k.size() >= 2) {
+    const ConcurrencySeries& ms = *run.memory_series;
+    // The pairs of the first host's ranks (0-1, 2-3, ...) that ran at once.
+    std::vector<int> host;
+    for (std::size_t r = 0; r < run.reports.size(); ++r)
+      if (run.reports[r].where.place.host == run.reports.front().where.place.host) host.push_back(static_cast<int>(r));
+    std::string shared;
+    const std::size_t used = std::min(host.size(), 2 * static_cast<std::size_t>(ms.k.back()));
+    for (std::size_t a = 0; a < used && shared.empty(); ++a)
+      for (std::size_t b = a + 1; b < used && shared.empty(); ++b)
+        if (share_cpus(run.reports.at(static_cast<std::size_t>(host[a])), run.reports.at(static_cast<std::size_t>(host[b]))))
+          shared = std::to_string(host[a]) + " and " + std::to_string(host[b]);
+    const RadixFit mem = radix_from_concurrency(ms.k, ms.seconds);
+    const std::string series = "j pairs of the first host's ranks streaming within it at once (PRTT(n,0,s) of " +
+                               std::to_string(o.concurrency_bytes) + " B), overlap j T(1)/T(j) = " +
+                               overlaps(ms, mem, "j");
+    if (!shared.empty()) {
+      c.source += "; memory_radix not measured: ranks " + shared +
+                  " share CPUs, so pairs at once take turns on cores (" + series + ")";
+    } else if (!mem.saturated) {
+      c.source += "; memory_radix 0 (unlimited): no sharing seen with " + series;
+    } else {
+      c.memory_radix = mem.radix;
+      c.source += "; memory_radix measured with " + series;
+    }
+  }
   if (run.exchange_series && run.exchange_series->seconds.size() == 2) {
     const double one = run.exchange_series->seconds[0], two = run.exchange_series->seconds[1];
     c.exchange_efficiency = exchange_efficiency(one, two, c.node_radix);

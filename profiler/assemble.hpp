@@ -24,6 +24,7 @@ struct RunRecord {
   int device_level = 0;             // the level whose pair ran the concurrency series
   ConcurrencySeries device_series;
   std::optional<ConcurrencySeries> node_series;  // runs over several hosts only
+  std::optional<ConcurrencySeries> memory_series;  // a first host of 4 ranks or more only
   std::optional<ConcurrencySeries> exchange_series;  // several hosts of two ranks or more only
   std::optional<OrderSample> exchange_order;         // 4 hosts or more only
   LocalTiming local;

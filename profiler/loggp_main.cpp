@@ -159,6 +159,7 @@ void print_summary(const nlohmann::ordered_json& profile, const std::string& pat
   }
   const auto& c = profile["contention"];
   std::printf("contention: device_radix %d, node_radix %d", c["device_radix"].get<int>(), c["node_radix"].get<int>());
+  if (c.contains("memory_radix")) std::printf(", memory_radix %d", c["memory_radix"].get<int>());
   if (c.contains("exchange_efficiency")) std::printf(", exchange_efficiency %.2f", c["exchange_efficiency"].get<double>());
   if (c.contains("nic_burst_bytes")) std::printf(", nic_burst_bytes %.0f", c["nic_burst_bytes"].get<double>());
   std::printf("\n");
@@ -212,6 +213,8 @@ int run(const Options& o, int rank, int size) {
   }
   const SharedPlan sp = share_plan(rec.plan, rec.reports, MPI_COMM_WORLD);
   measure_levels(o, sp, rank, rec);
+  ConcurrencySeries memory = measure_memory_ports(o, sp.host_of, rank);
+  if (rank == 0 && !memory.k.empty()) rec.memory_series = std::move(memory);
   if (sp.several_hosts()) {
     ConcurrencySeries ports = measure_node_ports(o, sp.host_of, rank);
     if (rank == 0) rec.node_series = std::move(ports);

@@ -296,4 +296,31 @@ ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& h
   return s;
 }
 
+ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>& host_of, int rank) {
+  // If j pairs streaming within one host take as long as one, its memory
+  // moves (at least) j messages' copies at once.
+  const std::vector<int> host = first_two_hosts(host_of).first;
+  const int jmax = std::min(static_cast<int>(host.size()) / 2, o.concurrency_max);
+  ConcurrencySeries s;
+  if (jmax < 2) return s;
+  for (int j = 1; j <= jmax; j *= 2) {
+    double mine = 0;
+    quiet_barrier(MPI_COMM_WORLD);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(j); ++i) {
+      if (rank == host[2 * i]) {
+        PairClient c(MPI_COMM_WORLD, host[2 * i + 1], buffer_bytes(o));
+        mine = quantile(c.prtt(o.messages, 0, static_cast<std::size_t>(o.concurrency_bytes), o.reps, o.warmup), o.quantile);
+      } else if (rank == host[2 * i + 1]) {
+        serve_pair(MPI_COMM_WORLD, host[2 * i], buffer_bytes(o));
+      }
+    }
+    quiet_barrier(MPI_COMM_WORLD);
+    double slowest = 0;
+    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    s.k.push_back(j);
+    s.seconds.push_back(slowest);
+  }
+  return s;
+}
+
 }  // namespace gencoll::loggp

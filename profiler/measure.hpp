@@ -20,6 +20,11 @@ ConcurrencySeries measure_concurrency(PairClient& c, const Options& o);
 // The node radix: j pairs between the first two hosts streaming at once, j =
 // 1, 2, 4, ...; every rank calls it, rank 0 gets the slowest pair's times.
 ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank);
+// The memory radix: j pairs of the first host's ranks (its ranks 0-1, 2-3,
+// ...) streaming within it at once, j = 1, 2, 4, ...; every rank calls it,
+// rank 0 gets the slowest pair's times (nothing where the host has fewer
+// than 4 ranks).
+ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>& host_of, int rank);
 // Exchanges between the first two hosts: j = 1, 2 pairs each sending
 // --concurrency-bytes both ways at once (send, then receive), where both hosts have
 // two ranks; every rank calls it, rank 0 gets the slowest pair's times for

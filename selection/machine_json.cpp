@@ -195,9 +195,10 @@ void read_local(const Reader& r, const json& doc, Machine& m) {
 void read_contention(const Reader& r, const json& doc, Machine& m) {
   const json& ct = r.object(doc, "", "contention", false);
   if (ct.is_null()) return;
-  r.only_keys(ct, "contention", {"device_radix", "node_radix", "exchange_efficiency", "nic_burst_bytes"});
+  r.only_keys(ct, "contention", {"device_radix", "node_radix", "memory_radix", "exchange_efficiency", "nic_burst_bytes"});
   m.contention.device_radix = r.integer(ct, "contention", "device_radix", 0, 0);
   m.contention.node_radix = r.integer(ct, "contention", "node_radix", 0, 0);
+  m.contention.memory_radix = r.integer(ct, "contention", "memory_radix", 0, 0);
   m.contention.exchange_efficiency = r.number(ct, "contention", "exchange_efficiency", false, 1);
   m.contention.nic_burst_bytes = r.number(ct, "contention", "nic_burst_bytes", false, 0);
   m.contention.source = r.text(ct, "contention", "source", false);

@@ -1,5 +1,7 @@
 // Links that the messages crossing them share in equal parts (processor
-// sharing): the simulator's NICs, one link out and one in per node.
+// sharing): the simulator's NICs, one link out and one in per node, and each
+// node's memory, which the copies its ranks make at once share the same way
+// (Contention::memory_radix; one link per copy, never an exchange).
 //
 // Measured on the emulated cluster (selection/PROFILES.md, "What the network
 // says about the model"): three messages leaving one NIC at once all finish at
@@ -60,7 +62,7 @@ namespace gencoll::sim {
 
 class SharedLinks {
  public:
-  static constexpr int kMaxLinks = 2;  // a NIC out and a NIC in
+  static constexpr int kMaxLinks = 2;  // a NIC out and a NIC in (a copy: its node's memory)
 
   struct Flow {
     double left = 0;   // s of work (alone) still to do at `since`

@@ -36,7 +36,7 @@ Machine
                         G in ns/byte; no contention, zero local costs
   --nodes N             ranks = N x the profile's ranks per node (default 2 nodes)
   --ranks P             exactly P ranks, placed in topology order (overrides --nodes)
-  --no-contention       device and node radix unlimited (the closed-form setting)
+  --no-contention       device, node and memory radix unlimited (the closed-form setting)
   --buffers host|device local costs of host or device buffers (default: the profile's)
 
 Collective

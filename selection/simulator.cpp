@@ -3,7 +3,8 @@
 // served: each rank's CPU (when overheads serialise), its compute stream, its
 // send and receive channels (device radix); and each node's NIC out and in
 // (node radix), which the messages crossing it share in equal parts
-// (SharedLinks). Where a level's bytes move only while a rank is in MPI
+// (SharedLinks), and each node's memory (memory radix), which its ranks'
+// pulled copies share likewise. Where a level's bytes move only while a rank is in MPI
 // (Level::progress, measured per level), they also wait for that rank's
 // compute stream. Everything happens in event order, so the result is
 // deterministic.
@@ -13,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -174,6 +176,23 @@ class RadixQueue {
 
 double wire_time(double bytes, double G) { return bytes > 1 ? (bytes - 1) * G : 0; }
 
+// A rank's pulled copy through its node's memory (Contention::memory_radix):
+// its end depends on the copies that start later, so until it ends the rank's
+// CPU, its copies and its receive channel have no known free time.
+struct Copying {
+  bool on = false;
+  std::uint32_t recv = 0;  // the receive it completes
+  double copy = 0;         // s: its bytes alone ((m-1)G)
+  double o_r = 0;
+  double* chan = nullptr;  // the receive channel it holds (device radix), or none
+};
+// A handler that needed such a rank's free times, run again when the copy ends.
+struct Deferred {
+  enum What : std::uint8_t { send, take_in, local, arrive } what;
+  std::uint32_t rank, op;
+  double t, o_r, copy;
+};
+
 }  // namespace
 
 struct SimWorkspace::Buffers {
@@ -185,6 +204,8 @@ struct SimWorkspace::Buffers {
   std::vector<std::uint32_t> moved;
   std::vector<std::uint32_t> released;
   std::vector<double> ready_at;
+  std::vector<Copying> copying;
+  std::vector<Deferred> deferred, replaying;
 };
 
 SimWorkspace::SimWorkspace() : b_(std::make_unique<Buffers>()) {}
@@ -211,16 +232,26 @@ class Engine {
         send_chan_(ws.send_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
         recv_chan_(ws.recv_chan, rp_.ranks(), opt.contention ? m.contention.device_radix : 0),
         node_radix_(opt.contention ? m.contention.node_radix : 0),
+        memory_radix_(opt.contention ? m.contention.memory_radix : 0),
         nodes_(nodes(m, rp_.ranks())),
-        nics_(ws.nics, 2 * nodes_),
+        nics_(ws.nics, (memory_radix_ > 0 ? 3 : 2) * nodes_),
         moved_(ws.moved),
         receive_first_(opt.receive_first),
         released_(ws.released),
         ready_at_(ws.ready_at),
+        copying_(ws.copying),
+        deferred_(ws.deferred),
+        replaying_(ws.replaying),
         timeline_(opt.timeline),
         queue_(queue) {
     // NIC links: each node's way out, then its way in.
     for (std::size_t n = 0; n < 2 * nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(n), node_radix_);
+    // Memory links: each node's, after the NICs.
+    if (memory_radix_ > 0) {
+      for (std::size_t n = 0; n < nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(2 * nodes_ + n), memory_radix_);
+      copying_.assign(rp_.ranks(), Copying{});
+      deferred_.clear();
+    }
     if (node_radix_ > 0 && m.contention.exchange_efficiency < 1)
       nics_.enable_exchanges(m.contention.exchange_efficiency, static_cast<std::uint32_t>(nodes_));
     // The buckets refill at the rate of the level across the NICs at their
@@ -326,6 +357,7 @@ class Engine {
   // posts sends far ahead of its peers does not slow the messages that can go.
   void start_send(std::uint32_t i, double t) {
     const Op& s = ops_[i];
+    if (serialize_ && copying(s.rank)) return defer(Deferred::send, s.rank, i, t);
     const Loggp p = loggp(s);
     double* cpu = serialize_ ? &cpu_free_[s.rank] : nullptr;
     double* chan = send_chan_.earliest(s.rank);
@@ -523,7 +555,9 @@ class Engine {
     const Op& s = ops_[i];
     if (pulled(s) > 0) return landed(i, t);  // there to be taken: the receive moves the bytes
     const Loggp p = loggp(s);
-    double* chan = recv_chan_.earliest(ops_[s.partner].rank);
+    const std::uint32_t to = ops_[s.partner].rank;
+    double* chan = recv_chan_.earliest(to);
+    if (chan && copying(to) && *chan == kBusy) return defer(Deferred::arrive, to, i, t);
     const double begin = chan ? std::max(t, *chan) : t;
     const double end = begin + wire_time(s.v, p.G);
     if (chan) *chan = end;
@@ -541,6 +575,11 @@ class Engine {
     } else if (what & kNicStart) {
       const std::uint32_t i = what & ~kNicStart;
       const Op& s = ops_[i];
+      if (s.kind == OpKind::recv) {  // a pulled copy through its node's memory
+        const std::uint32_t id = static_cast<std::uint32_t>(2 * nodes_) + static_cast<std::uint32_t>(m_.node_of(static_cast<int>(s.rank)));
+        nics_.start(t, copying_[s.rank].copy, i, &id, 1);
+        return reshare_at(t);
+      }
       const auto node = [this](std::uint32_t r) { return static_cast<std::uint32_t>(m_.node_of(static_cast<int>(r))); };
       const std::uint32_t ids[2] = {node(s.rank), static_cast<std::uint32_t>(nodes_) + node(ops_[s.partner].rank)};
       // Measured: the loss is the rendezvous protocol's (every message sent
@@ -565,8 +604,9 @@ class Engine {
         case SharedLinks::Fire::rearm: push(nics_.flow(what).due, kNic, what); break;
         case SharedLinks::Fire::ends: {
           const std::uint32_t op = nics_.end(what);
-          if (in_band_) in_band_left(op, t);
           reshare_at(t);
+          if (ops_[op].kind == OpKind::recv) return copied(op, t);
+          if (in_band_) in_band_left(op, t);
           leave(op, t);
         }
       }
@@ -622,11 +662,20 @@ class Engine {
   // reduction.
   void take_in(std::uint32_t i, double at, double o_r, double copy) {
     const std::uint32_t rank = ops_[i].rank;
+    if ((copy > 0 || serialize_) && copying(rank)) return defer(Deferred::take_in, rank, i, at, o_r, copy);
     double* chan = copy > 0 ? recv_chan_.earliest(rank) : nullptr;
     double begin = at;
     if (copy > 0) begin = std::max({begin, compute_free_[rank], copy_free_[rank]});
     if (chan) begin = std::max(begin, *chan);
     if (serialize_) begin = std::max(begin, cpu_free_[rank]);
+    if (memory_radix_ > 0 && copy > 0 && !ops_[ops_[i].partner].inter_node) {
+      // Through the node's memory, shared with the copies of its other ranks:
+      // the rank waits for the copy's end (copied()).
+      copying_[rank] = Copying{true, i, copy, o_r, chan};
+      if (chan) *chan = kBusy;
+      push(begin, kNic, i | kNicStart);
+      return;
+    }
     const double end = begin + copy + o_r;
     if (chan) *chan = begin + copy;
     if (serialize_) cpu_free_[rank] = end;
@@ -641,9 +690,47 @@ class Engine {
   // bytes x cost per byte (+ kernel launch on device buffers), precomputed in Op::v.
   void run_local(std::uint32_t i, double t) {
     const Op& op = ops_[i];
+    if (copying(op.rank)) return defer(Deferred::local, op.rank, i, t);
     double& stream = compute_free_[op.rank];
     stream = std::max({stream, t, mpi_hold_[op.rank]}) + op.v;
     finish(i, stream);
+  }
+
+  // Memory sharing (Contention::memory_radix): while a rank's pulled copy
+  // moves, what needs its CPU, copies, channel or reductions waits here, in
+  // the order it came, and runs when the copy ends, as it would have run
+  // against the copy's end had that been known.
+  bool copying(std::uint32_t rank) const { return memory_radix_ > 0 && copying_[rank].on; }
+  void defer(Deferred::What what, std::uint32_t rank, std::uint32_t op, double t, double o_r = 0, double copy = 0) {
+    deferred_.push_back(Deferred{what, rank, op, t, o_r, copy});
+  }
+  // Receive i's copy through its node's memory ended at t.
+  void copied(std::uint32_t i, double t) {
+    const std::uint32_t rank = ops_[i].rank;
+    Copying& c = copying_[rank];
+    const double end = t + c.o_r;
+    if (c.chan) *c.chan = t;
+    if (serialize_) cpu_free_[rank] = end;
+    copy_free_[rank] = end;
+    mpi_hold_[rank] = std::max(mpi_hold_[rank], end);
+    c.on = false;
+    finish(i, end);
+    // The rank's deferred handlers, in order; one that starts a copy defers the rest again.
+    replaying_.clear();
+    std::size_t kept = 0;
+    for (const Deferred& d : deferred_) {
+      if (d.rank == rank) replaying_.push_back(d);
+      else deferred_[kept++] = d;
+    }
+    deferred_.resize(kept);
+    for (const Deferred& d : replaying_) {
+      switch (d.what) {
+        case Deferred::send: start_send(d.op, d.t); break;
+        case Deferred::take_in: take_in(d.op, d.t, d.o_r, d.copy); break;
+        case Deferred::local: run_local(d.op, d.t); break;
+        case Deferred::arrive: arrive(d.op, d.t); break;
+      }
+    }
   }
 
   void finish(std::uint32_t i, double at) {
@@ -698,6 +785,7 @@ class Engine {
   std::vector<double>&cpu_free_, &compute_free_, &copy_free_, &mpi_hold_;
   Ports send_chan_, recv_chan_;
   const int node_radix_;
+  const int memory_radix_;
   const std::size_t nodes_;
   SharedLinks nics_;
   std::vector<std::uint32_t>& moved_;
@@ -735,6 +823,10 @@ class Engine {
   std::vector<std::uint32_t>& released_;
   // On an in-band level: when each op became ready (a receive: was posted).
   std::vector<double>& ready_at_;
+  // Memory sharing: each rank's copy in flight and the handlers waiting for one.
+  static constexpr double kBusy = std::numeric_limits<double>::infinity();
+  std::vector<Copying>& copying_;
+  std::vector<Deferred>&deferred_, &replaying_;
   const bool timeline_;
   Queue queue_;
   std::uint64_t seq_ = 0;

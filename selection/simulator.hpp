@@ -17,7 +17,7 @@ enum class Buffers { profile, host, device };
 
 struct SimOptions {
   std::uint32_t elem_bytes = 1;  // bytes per schedule element
-  bool contention = true;        // false: device and node radix unlimited
+  bool contention = true;        // false: device, node and memory radix unlimited
   Buffers buffers = Buffers::profile;
   // The exchanges' receives are posted before their sends, as an MPI
   // library's own algorithms do (MPICH's MPIC_Sendrecv, Open MPI's

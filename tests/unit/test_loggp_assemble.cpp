@@ -233,3 +233,30 @@ TEST_CASE("who must be in MPI for the bytes to move becomes each level's progres
   run.levels[1].overlap = sample(1.9e-3, 1.95e-3);
   CHECK_FALSE(build_profile(assemble_profile(run))["levels"][1].contains("progress"));
 }
+
+TEST_CASE("pairs streaming within a host at once give the memory radix", "[loggp][assemble][memory]") {
+  RunRecord run = two_hosts();
+  run.reports = {report("a", "0"), report("a", "1"), report("a", "2"), report("a", "3"),
+                 report("a", "4"), report("a", "5"), report("a", "6"), report("a", "7")};
+  // 4 pairs at 2.6x one pair's time: the memory carries about 1.5 copies' worth.
+  run.memory_series = ConcurrencySeries{{1, 2, 4}, {1e-4, 1.4e-4, 2.6e-4}};
+  ProfileInput in = assemble_profile(run);
+  CHECK(in.contention.memory_radix == 2);  // the best overlap, 2 x 1.0 / 1.4 = 1.43 at j = 2, rounded
+  CHECK_THAT(in.contention.source, Catch::Contains("memory_radix measured with j pairs") &&
+                                       Catch::Contains("j=4: 1.54"));
+  const auto m = gencoll::sim::parse_machine(build_profile(in).dump(), "run.json");
+  CHECK(m.contention.memory_radix == 2);
+  SECTION("no sharing seen: unlimited, not written") {
+    run.memory_series = ConcurrencySeries{{1, 2, 4}, {1e-4, 1.0e-4, 1.05e-4}};
+    in = assemble_profile(run);
+    CHECK(in.contention.memory_radix == 0);
+    CHECK_THAT(in.contention.source, Catch::Contains("memory_radix 0 (unlimited): no sharing seen"));
+    CHECK_FALSE(build_profile(in)["contention"].contains("memory_radix"));
+  }
+  SECTION("ranks sharing cores measure the cores, not the memory") {
+    run.reports[3] = report("a", "2");
+    in = assemble_profile(run);
+    CHECK(in.contention.memory_radix == 0);
+    CHECK_THAT(in.contention.source, Catch::Contains("memory_radix not measured: ranks 2 and 3 share CPUs"));
+  }
+}
