@@ -124,3 +124,15 @@ for lv in p["levels"]:
 PY
 res=$("$sim" --profile "$tmp/q.json" --nodes 2 -m 64K 2>&1) || fail "gencoll-sim rejected the two-host profile: $res"
 echo "ok: emulated two hosts: $(echo "$res" | grep -E '^time' | head -n1)"
+# Four ranks of one host: the memory radix's pairs ran (0-1 and 2-3 at
+# once), and on cores they share the profile claims nothing for it.
+"$mpiexec" -n 4 "$loggp" --quick --out "$tmp/m.json" > "$tmp/run4m.log" 2>&1 ||
+  fail "the 4-rank one-host run failed: $(cat "$tmp/run4m.log")"
+python3 - "$tmp/m.json" "$(nproc)" <<'PY' || fail "the one-host profile's memory radix is not as expected"
+import json, sys
+c = json.load(open(sys.argv[1]))["contention"]
+assert "j=1: 1.00, j=2: " in c["source"], c["source"]
+if int(sys.argv[2]) < 4:
+    assert "memory_radix" not in c and "memory_radix not measured" in c["source"] and "share CPUs" in c["source"], c
+PY
+echo "ok: one host of 4 ranks: $(python3 -c 'import json,re,sys; s=json.load(open(sys.argv[1]))["contention"]["source"]; print(re.search(r"memory_radix[^;]*", s).group(0)[:90])' "$tmp/m.json")"
