@@ -298,9 +298,11 @@ ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& h
 
 ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>& host_of, int rank) {
   // If j pairs streaming within one host take as long as one, its memory
-  // moves (at least) j messages' copies at once.
+  // moves (at least) j messages' copies at once. Up to all of its ranks,
+  // whatever --concurrency-max says: a collective has every rank of a host
+  // copying at once, and a sharing that starts beyond the j tried is not seen.
   const std::vector<int> host = first_two_hosts(host_of).first;
-  const int jmax = std::min(static_cast<int>(host.size()) / 2, o.concurrency_max);
+  const int jmax = static_cast<int>(host.size()) / 2;
   ConcurrencySeries s;
   if (jmax < 2) return s;
   for (int j = 1; j <= jmax; j *= 2) {
