@@ -18,6 +18,11 @@
 #                                call's emu part, carried) from MIN to MAX,
 #                                one round (main-job.sh --merge)
 #         np:N                   the main job on this machine alone, N ranks
+#         probe:NxR[:S]          benchmarks/emu_probe.sh on N hosts x R ranks:
+#                                binding, a gencoll-loggp profile (with R >= 4
+#                                its memory radix) and an allreduce sweep of 8
+#                                configurations to 4 MiB, stopped after S
+#                                seconds of sweep (default 100)
 #   --budget S   seconds for all parts together (default 540, a call's 600 less
 #                the packing and the machine's own start of the command); a part
 #                gets what is left and is stopped there; one that would start
@@ -30,7 +35,7 @@
 # brings back at most 8 files: with session.txt, seven parts).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: device-session.sh OUT [--budget SECONDS] [--bundle DIR] PART... (PART: gpu[:MAX] | emu:NxR[:ROUNDS[:MAX]] | merge:SRC:MIN:MAX | np:N)"
+usage="usage: device-session.sh OUT [--budget SECONDS] [--bundle DIR] PART... (PART: gpu[:MAX] | emu:NxR[:ROUNDS[:MAX]] | merge:SRC:MIN:MAX | np:N | probe:NxR[:S])"
 case ${1:-} in
   -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   -*|"") echo "device-session.sh: the first argument is the output directory ($usage)" >&2; exit 2 ;;
@@ -63,6 +68,7 @@ for part in "${parts[@]}"; do
     emu) [[ $a =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] && [[ -z $b || $b =~ ^[1-9]$ ]] && [[ -z $c || $c =~ $size_re ]] && [ -z "$extra" ] || ok=0 ;;
     merge) [ -e "$a" ] && [[ $b =~ $size_re && $c =~ $size_re ]] && [ -z "$extra" ] || ok=0 ;;
     np) [[ $a =~ ^[1-9][0-9]*$ ]] && [ -z "$b" ] || ok=0 ;;
+    probe) [[ $a =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] && [[ -z $b || $b =~ $size_re ]] && [ -z "$c" ] || ok=0 ;;
     *) ok=0 ;;
   esac
   [ $ok = 1 ] || { echo "device-session.sh: bad part '$part' ($usage; merge's SRC must exist)" >&2; exit 2; }
@@ -132,6 +138,11 @@ for part in "${parts[@]}"; do
            cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --merge "$src" --emulate "$shape" --rate 1gbit
                 --min "$b" --max "$c" --iters 20 --max-time 0.1 --rounds 1 --out "$dir") ;;
     np) cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --np "$a" --out "$dir") ;;
+    # The configurations of the kept 1x16 probe (2026-11-27), so that the
+    # two are set side by side.
+    probe) cmd=(bash "$top/benchmarks/emu_probe.sh" "$dir" --bundle "$bundle" --emulate "$a" --max 4194304
+                --sweep native,kring:2,kring:8,kring:16,recursive_multiplying:2,recursive_multiplying:4,rabenseifner:2,ring
+                --budget "${b:-100}") ;;
   esac
   t0=$SECONDS rc=0
   echo "device-session: $name: ${cmd[*]} (limit ${left}s)" | tee -a "$report"
