@@ -305,7 +305,8 @@ ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>&
   const int jmax = static_cast<int>(host.size()) / 2;
   ConcurrencySeries s;
   if (jmax < 2) return s;
-  for (int j = 1; j <= jmax; j *= 2) {
+  // 1, 2, 4, ... and all of the host's pairs last (6 pairs: 1, 2, 4, 6).
+  for (int j = 1; j <= jmax; j = j == jmax ? jmax + 1 : std::min(2 * j, jmax)) {
     double mine = 0;
     quiet_barrier(MPI_COMM_WORLD);
     for (std::size_t i = 0; i < static_cast<std::size_t>(j); ++i) {

@@ -21,7 +21,7 @@ ConcurrencySeries measure_concurrency(PairClient& c, const Options& o);
 // 1, 2, 4, ...; every rank calls it, rank 0 gets the slowest pair's times.
 ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank);
 // The memory radix: j pairs of the first host's ranks (its ranks 0-1, 2-3,
-// ...) streaming within it at once, j = 1, 2, 4, ... up to all of its ranks
+// ...) streaming within it at once, j = 1, 2, 4, ... and all of its pairs
 // (not bounded by --concurrency-max); every rank calls it,
 // rank 0 gets the slowest pair's times (nothing where the host has fewer
 // than 4 ranks).

@@ -49,10 +49,12 @@ class Ports {
 
 // Payload: the op (kDone: finished; kArrive: its first byte reached the receiver;
 // kLanded: all of it did). kNic: the op | kNicStart (its bytes start through the
-// NICs), a SharedLinks slot (its message may have left), or kReshare (the NICs'
+// NICs, or a receive's pulled copy through its node's memory), a SharedLinks
+// slot of the NICs (its message may have left) or | kMemSlot of the memory
+// (its copy may be done), or kReshare / kMemReshare (the NICs' / memory's
 // new shares after the starts and ends at that time).
 enum EventKind : std::uint64_t { kDone = 0, kArrive = 1, kNic = 2, kLanded = 3 };
-constexpr std::uint32_t kNicStart = 0x80000000, kReshare = 0xffffffff;
+constexpr std::uint32_t kNicStart = 0x80000000, kMemSlot = 0x40000000, kReshare = 0xffffffff, kMemReshare = 0xfffffffe;
 
 // 16 bytes, so the heap moves little: key = (creation sequence << 2 | kind) << 32 | payload.
 // Ties in time pop in creation order, which makes the result deterministic.
@@ -188,7 +190,7 @@ struct Copying {
 };
 // A handler that needed such a rank's free times, run again when the copy ends.
 struct Deferred {
-  enum What : std::uint8_t { send, take_in, local, arrive } what;
+  enum What : std::uint8_t { send, take_in, local, arrive, answer } what;
   std::uint32_t rank, op;
   double t, o_r, copy;
 };
@@ -200,11 +202,12 @@ struct SimWorkspace::Buffers {
   std::vector<Event> heap;
   RadixQueue::Buckets buckets;
   std::vector<double> cpu_free, compute_free, copy_free, mpi_hold, send_chan, recv_chan;
-  SharedLinks::Storage nics;
+  SharedLinks::Storage nics, memory;
   std::vector<std::uint32_t> moved;
   std::vector<std::uint32_t> released;
   std::vector<double> ready_at;
   std::vector<Copying> copying;
+  std::vector<std::uint32_t> deferred_locals;
   std::vector<Deferred> deferred, replaying;
 };
 
@@ -234,22 +237,26 @@ class Engine {
         node_radix_(opt.contention ? m.contention.node_radix : 0),
         memory_radix_(opt.contention ? m.contention.memory_radix : 0),
         nodes_(nodes(m, rp_.ranks())),
-        nics_(ws.nics, (memory_radix_ > 0 ? 3 : 2) * nodes_),
+        nics_(ws.nics, 2 * nodes_),
+        memory_(ws.memory, memory_radix_ > 0 ? nodes_ : 0),
         moved_(ws.moved),
         receive_first_(opt.receive_first),
         released_(ws.released),
         ready_at_(ws.ready_at),
         copying_(ws.copying),
+        deferred_locals_(ws.deferred_locals),
         deferred_(ws.deferred),
         replaying_(ws.replaying),
         timeline_(opt.timeline),
         queue_(queue) {
     // NIC links: each node's way out, then its way in.
     for (std::size_t n = 0; n < 2 * nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(n), node_radix_);
-    // Memory links: each node's, after the NICs.
+    // Each node's memory.
     if (memory_radix_ > 0) {
-      for (std::size_t n = 0; n < nodes_; ++n) nics_.set_cap(static_cast<std::uint32_t>(2 * nodes_ + n), memory_radix_);
+      for (std::size_t n = 0; n < nodes_; ++n) memory_.set_cap(static_cast<std::uint32_t>(n), memory_radix_);
+      memory_.set_burst(0, 0);
       copying_.assign(rp_.ranks(), Copying{});
+      deferred_locals_.assign(rp_.ranks(), 0);
       deferred_.clear();
     }
     if (node_radix_ > 0 && m.contention.exchange_efficiency < 1)
@@ -283,7 +290,7 @@ class Engine {
   }
 
   SimResult run() {
-    if (ops_.size() >= kNicStart) throw std::runtime_error("simulator: more than 2^31 steps in one collective");
+    if (ops_.size() >= kMemReshare - kNicStart) throw std::runtime_error("simulator: more than 2^31 - 2 steps in one collective");
     if (in_band_) {
       note_start_releases();
       ready_at_.assign(ops_.size(), 0.0);
@@ -357,12 +364,14 @@ class Engine {
   // posts sends far ahead of its peers does not slow the messages that can go.
   void start_send(std::uint32_t i, double t) {
     const Op& s = ops_[i];
-    if (serialize_ && copying(s.rank)) return defer(Deferred::send, s.rank, i, t);
+    const Progress progress = m_.levels[s.level].progress;
+    const bool nic = node_radix_ > 0 && s.inter_node;
+    // The CPU, or (both) the reductions and hold that a copy's end decides.
+    if ((serialize_ && copying(s.rank)) || (!nic && progress == Progress::both && reductions_waiting(s.rank)))
+      return defer(Deferred::send, s.rank, i, t);
     const Loggp p = loggp(s);
     double* cpu = serialize_ ? &cpu_free_[s.rank] : nullptr;
     double* chan = send_chan_.earliest(s.rank);
-    const Progress progress = m_.levels[s.level].progress;
-    const bool nic = node_radix_ > 0 && s.inter_node;
     double begin = t;
     if (cpu) begin = std::max(begin, *cpu);
     if (chan) begin = std::max(begin, *chan);
@@ -404,7 +413,7 @@ class Engine {
     if (rndv > 0 && s.v > static_cast<double>(rndv)) {
       Op& r = ops_[s.partner];
       const double h = handshake_[s.level];
-      if (r.state == kPosted) return start_bytes(i, bytes_start(i, std::max(inject + h, r.v)));
+      if (r.state == kPosted) return answer_at(i, std::max(inject + h, r.v));
       r.state = kRts;  // the bytes start when the receive is posted (post_recv)
       r.v = inject + h;
       return;
@@ -427,6 +436,17 @@ class Engine {
     t += handshake_[s.level];
     if (progress == Progress::both) t = std::max(t, compute_free_[s.rank]);
     return t;
+  }
+  // Rendezvous send i's request met its posted receive at t. A reduction
+  // waiting behind a rank's shared copy (memory radix) is not in
+  // compute_free_ yet: the answer waits for it to be.
+  void answer_at(std::uint32_t send, double t) {
+    const Op& s = ops_[send];
+    const Progress progress = m_.levels[s.level].progress;
+    const std::uint32_t to = ops_[s.partner].rank;
+    if (progress != Progress::independent && reductions_waiting(to)) return defer(Deferred::answer, to, send, t);
+    if (progress == Progress::both && reductions_waiting(s.rank)) return defer(Deferred::answer, s.rank, send, t);
+    start_bytes(send, bytes_start(send, t));
   }
 
   // Rendezvous send i's bytes may start at t as far as its answer's timing
@@ -557,6 +577,10 @@ class Engine {
     const Loggp p = loggp(s);
     const std::uint32_t to = ops_[s.partner].rank;
     double* chan = recv_chan_.earliest(to);
+    // Every channel busy, one with a shared copy: it frees at the copy's end.
+    // (With several channels a message takes a free one meanwhile, where
+    // knowing the copy's end might have given it the copy's channel
+    // sooner: slower by at most the rest of the copy.)
     if (chan && copying(to) && *chan == kBusy) return defer(Deferred::arrive, to, i, t);
     const double begin = chan ? std::max(t, *chan) : t;
     const double end = begin + wire_time(s.v, p.G);
@@ -572,13 +596,18 @@ class Engine {
       moved_.clear();
       nics_.reshare(t, moved_);
       for (std::uint32_t s : moved_) push(nics_.flow(s).due, kNic, s);
+    } else if (what == kMemReshare) {
+      memory_reshare_pending_ = false;
+      moved_.clear();
+      memory_.reshare(t, moved_);
+      for (std::uint32_t s : moved_) push(memory_.flow(s).due, kNic, s | kMemSlot);
     } else if (what & kNicStart) {
       const std::uint32_t i = what & ~kNicStart;
       const Op& s = ops_[i];
       if (s.kind == OpKind::recv) {  // a pulled copy through its node's memory
-        const std::uint32_t id = static_cast<std::uint32_t>(2 * nodes_) + static_cast<std::uint32_t>(m_.node_of(static_cast<int>(s.rank)));
-        nics_.start(t, copying_[s.rank].copy, i, &id, 1);
-        return reshare_at(t);
+        const auto node = static_cast<std::uint32_t>(m_.node_of(static_cast<int>(s.rank)));
+        memory_.start(t, copying_[s.rank].copy, i, &node, 1);
+        return memory_reshare_at(t);
       }
       const auto node = [this](std::uint32_t r) { return static_cast<std::uint32_t>(m_.node_of(static_cast<int>(r))); };
       const std::uint32_t ids[2] = {node(s.rank), static_cast<std::uint32_t>(nodes_) + node(ops_[s.partner].rank)};
@@ -598,15 +627,25 @@ class Engine {
       else
         nics_.start(t, work, i, ids, 2);
       reshare_at(t);
+    } else if (what & kMemSlot) {
+      const std::uint32_t slot = what & ~kMemSlot;
+      switch (memory_.fire(slot, t)) {
+        case SharedLinks::Fire::stale: break;
+        case SharedLinks::Fire::rearm: push(memory_.flow(slot).due, kNic, what); break;
+        case SharedLinks::Fire::ends: {
+          const std::uint32_t op = memory_.end(slot);
+          memory_reshare_at(t);
+          copied(op, t);
+        }
+      }
     } else {
       switch (nics_.fire(what, t)) {
         case SharedLinks::Fire::stale: break;
         case SharedLinks::Fire::rearm: push(nics_.flow(what).due, kNic, what); break;
         case SharedLinks::Fire::ends: {
           const std::uint32_t op = nics_.end(what);
-          reshare_at(t);
-          if (ops_[op].kind == OpKind::recv) return copied(op, t);
           if (in_band_) in_band_left(op, t);
+          reshare_at(t);
           leave(op, t);
         }
       }
@@ -619,6 +658,11 @@ class Engine {
     if (reshare_pending_) return;
     reshare_pending_ = true;
     push(t, kNic, kReshare);
+  }
+  void memory_reshare_at(double t) {
+    if (memory_reshare_pending_) return;
+    memory_reshare_pending_ = true;
+    push(t, kNic, kMemReshare);
   }
 
   // Send i's last byte left its NIC at t; it lands L later.
@@ -646,10 +690,10 @@ class Engine {
     if (r.state == kArrived) {
       take_in(i, std::max(r.v, t), loggp(ops_[r.partner]).o_r, pulled(ops_[r.partner]));
     } else if (r.state == kRts) {
-      const double start = bytes_start(r.partner, std::max(r.v, t));
+      const double at = std::max(r.v, t);
       r.state = kPosted;
       r.v = t;
-      start_bytes(r.partner, start);
+      answer_at(r.partner, at);
     } else {
       r.state = kPosted;
       r.v = t;
@@ -701,7 +745,10 @@ class Engine {
   // the order it came, and runs when the copy ends, as it would have run
   // against the copy's end had that been known.
   bool copying(std::uint32_t rank) const { return memory_radix_ > 0 && copying_[rank].on; }
+  // A reduction of the rank waits behind its copy: its compute_free_ is not known.
+  bool reductions_waiting(std::uint32_t rank) const { return memory_radix_ > 0 && deferred_locals_[rank] > 0; }
   void defer(Deferred::What what, std::uint32_t rank, std::uint32_t op, double t, double o_r = 0, double copy = 0) {
+    if (what == Deferred::local) ++deferred_locals_[rank];
     deferred_.push_back(Deferred{what, rank, op, t, o_r, copy});
   }
   // Receive i's copy through its node's memory ended at t.
@@ -727,8 +774,12 @@ class Engine {
       switch (d.what) {
         case Deferred::send: start_send(d.op, d.t); break;
         case Deferred::take_in: take_in(d.op, d.t, d.o_r, d.copy); break;
-        case Deferred::local: run_local(d.op, d.t); break;
+        case Deferred::local:
+          --deferred_locals_[rank];
+          run_local(d.op, d.t);
+          break;
         case Deferred::arrive: arrive(d.op, d.t); break;
+        case Deferred::answer: answer_at(d.op, d.t); break;
       }
     }
   }
@@ -788,8 +839,9 @@ class Engine {
   const int memory_radix_;
   const std::size_t nodes_;
   SharedLinks nics_;
+  SharedLinks memory_;  // each node's memory (memory radix)
   std::vector<std::uint32_t>& moved_;
-  bool reshare_pending_ = false;
+  bool reshare_pending_ = false, memory_reshare_pending_ = false;
   // Levels whose rendezvous answers ride the data (Handshake::in_band): the
   // message moving on each stream (sender rank << 32 | receiver rank), and
   // the sends whose answer waits behind one.
@@ -826,6 +878,7 @@ class Engine {
   // Memory sharing: each rank's copy in flight and the handlers waiting for one.
   static constexpr double kBusy = std::numeric_limits<double>::infinity();
   std::vector<Copying>& copying_;
+  std::vector<std::uint32_t>& deferred_locals_;  // per rank: its reductions and copies among deferred_
   std::vector<Deferred>&deferred_, &replaying_;
   const bool timeline_;
   Queue queue_;
