@@ -270,21 +270,24 @@ std::size_t buffer_bytes(const Options& o) {
                   static_cast<std::size_t>(o.concurrency_bytes) * static_cast<std::size_t>(kmax));
 }
 
-ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank) {
-  // If j pairs streaming between two hosts take as long as one, the node has
-  // (at least) j ports' worth of NIC.
-  const auto [left, right] = first_two_hosts(host_of);
-  const int jmax = std::min({static_cast<int>(left.size()), static_cast<int>(right.size()), o.concurrency_max});
+namespace {
+
+// For each j of `js`, the first j of `pairs` (client, server) stream
+// PRTT(n,0,s) of --concurrency-bytes at once; rank 0 gets the slowest
+// pair's time per j. Every rank calls it.
+ConcurrencySeries stream_pairs(const Options& o, const std::vector<std::pair<int, int>>& pairs,
+                               const std::vector<int>& js, int rank) {
   ConcurrencySeries s;
-  for (int j = 1; j <= jmax; j *= 2) {
+  for (int j : js) {
     double mine = 0;
     quiet_barrier(MPI_COMM_WORLD);
     for (std::size_t i = 0; i < static_cast<std::size_t>(j); ++i) {
-      if (rank == left[i]) {
-        PairClient c(MPI_COMM_WORLD, right[i], buffer_bytes(o));
+      const auto [client, server] = pairs[i];
+      if (rank == client) {
+        PairClient c(MPI_COMM_WORLD, server, buffer_bytes(o));
         mine = quantile(c.prtt(o.messages, 0, static_cast<std::size_t>(o.concurrency_bytes), o.reps, o.warmup), o.quantile);
-      } else if (rank == right[i]) {
-        serve_pair(MPI_COMM_WORLD, left[i], buffer_bytes(o));
+      } else if (rank == server) {
+        serve_pair(MPI_COMM_WORLD, client, buffer_bytes(o));
       }
     }
     quiet_barrier(MPI_COMM_WORLD);
@@ -296,6 +299,20 @@ ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& h
   return s;
 }
 
+}  // namespace
+
+ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& host_of, int rank) {
+  // If j pairs streaming between two hosts take as long as one, the node has
+  // (at least) j ports' worth of NIC.
+  const auto [left, right] = first_two_hosts(host_of);
+  const int jmax = std::min({static_cast<int>(left.size()), static_cast<int>(right.size()), o.concurrency_max});
+  std::vector<std::pair<int, int>> pairs;
+  for (int i = 0; i < jmax; ++i) pairs.emplace_back(left[static_cast<std::size_t>(i)], right[static_cast<std::size_t>(i)]);
+  std::vector<int> js;
+  for (int j = 1; j <= jmax; j *= 2) js.push_back(j);
+  return stream_pairs(o, pairs, js, rank);
+}
+
 ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>& host_of, int rank) {
   // If j pairs streaming within one host take as long as one, its memory
   // moves (at least) j messages' copies at once. Up to all of its ranks,
@@ -303,27 +320,14 @@ ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>&
   // copying at once, and a sharing that starts beyond the j tried is not seen.
   const std::vector<int> host = first_two_hosts(host_of).first;
   const int jmax = static_cast<int>(host.size()) / 2;
-  ConcurrencySeries s;
-  if (jmax < 2) return s;
+  if (jmax < 2) return {};
+  std::vector<std::pair<int, int>> pairs;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(jmax); ++i) pairs.emplace_back(host[2 * i], host[2 * i + 1]);
   // 1, 2, 4, ... and all of the host's pairs last (6 pairs: 1, 2, 4, 6).
-  for (int j = 1; j <= jmax; j = j == jmax ? jmax + 1 : std::min(2 * j, jmax)) {
-    double mine = 0;
-    quiet_barrier(MPI_COMM_WORLD);
-    for (std::size_t i = 0; i < static_cast<std::size_t>(j); ++i) {
-      if (rank == host[2 * i]) {
-        PairClient c(MPI_COMM_WORLD, host[2 * i + 1], buffer_bytes(o));
-        mine = quantile(c.prtt(o.messages, 0, static_cast<std::size_t>(o.concurrency_bytes), o.reps, o.warmup), o.quantile);
-      } else if (rank == host[2 * i + 1]) {
-        serve_pair(MPI_COMM_WORLD, host[2 * i], buffer_bytes(o));
-      }
-    }
-    quiet_barrier(MPI_COMM_WORLD);
-    double slowest = 0;
-    MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-    s.k.push_back(j);
-    s.seconds.push_back(slowest);
-  }
-  return s;
+  std::vector<int> js;
+  for (int j = 1; j < jmax; j *= 2) js.push_back(j);
+  js.push_back(jmax);
+  return stream_pairs(o, pairs, js, rank);
 }
 
 }  // namespace gencoll::loggp
