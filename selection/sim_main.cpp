@@ -220,14 +220,8 @@ SimOptions options(const Args& a) {
 
 // --timeline: every rank's steps (generated again, as the simulation did)
 // with the times the engine gave them.
-void write_timeline(const std::string& path, const Machine& m, const SimOptions& opt, const CollParams& prm,
+void write_timeline(std::ostream& out, const Machine& m, const SimOptions& opt, const CollParams& prm,
                     std::uint32_t elem, const SimResult::Timeline& tl) {
-  std::ofstream file;
-  if (path != "-") {
-    file.open(path);
-    if (!file) usage_error("--timeline: cannot write \"" + path + "\"");
-  }
-  std::ostream& out = path == "-" ? std::cout : file;
   out << "rank,step,kind,peer,op_bytes,start_us,done_us\n";
   for (int r = 0; r < prm.p; ++r) {
     const Schedule s = generate(rank_params(m, opt, prm, r));
@@ -359,6 +353,12 @@ int run_one(const Args& a, const Machine& m, int p) {
     return 0;
   }
 
+  // Opened first: a path that cannot be written is said before a long simulation.
+  std::ofstream timeline;
+  if (!a.timeline.empty() && a.timeline != "-") {
+    timeline.open(a.timeline);
+    if (!timeline) usage_error("--timeline: cannot write \"" + a.timeline + "\"");
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const SimResult r = simulate(m, prm, opt);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -393,7 +393,7 @@ int run_one(const Args& a, const Machine& m, int p) {
               << " (messages held behind their partner's: both sides posted the exchange's receive early)\n";
   if (a.per_rank)
     for (int i = 0; i < p; ++i) std::cout << "rank " << i << ": " << r.rank_done[i] * 1e6 << " us\n";
-  if (!a.timeline.empty()) write_timeline(a.timeline, m, opt, prm, a.elem, r.timeline);
+  if (!a.timeline.empty()) write_timeline(a.timeline == "-" ? std::cout : timeline, m, opt, prm, a.elem, r.timeline);
   return 0;
 }
 

@@ -102,6 +102,7 @@ expect_sim_error 'give --size (per rank) or --total (all ranks), not both' $flat
 expect_sim_error '--total: 4097 bytes do not split evenly over 4 ranks' $flat -c allgather --total 4097
 expect_sim_error '--threads' $flat --sweep --threads 0
 expect_sim_error '--smp: allgather has no node-aware composition' --profile "$profile" -c allgather --smp
+expect_sim_error '--timeline: cannot write' $flat --timeline "$tmp/no/such/dir/t.csv"
 expect_sim_error "--smp: the 4 ranks need nodes of several ranks and more than one node (the profile's nodes hold 4)" \
   --profile "$profile" --nodes 1 --smp
 }
