@@ -191,7 +191,7 @@ struct Copying {
 // A handler that needed such a rank's free times, run again when the copy ends.
 struct Deferred {
   enum What : std::uint8_t { send, take_in, local, arrive, answer } what;
-  std::uint32_t rank, op;
+  std::uint32_t op;
   double t, o_r, copy;
 };
 
@@ -208,7 +208,8 @@ struct SimWorkspace::Buffers {
   std::vector<double> ready_at;
   std::vector<Copying> copying;
   std::vector<std::uint32_t> deferred_locals;
-  std::vector<Deferred> deferred, replaying;
+  std::vector<std::vector<Deferred>> deferred;  // per rank
+  std::vector<Deferred> replaying;
 };
 
 SimWorkspace::SimWorkspace() : b_(std::make_unique<Buffers>()) {}
@@ -257,7 +258,8 @@ class Engine {
       memory_.set_burst(0, 0);
       copying_.assign(rp_.ranks(), Copying{});
       deferred_locals_.assign(rp_.ranks(), 0);
-      deferred_.clear();
+      deferred_.resize(rp_.ranks());
+      for (std::vector<Deferred>& d : deferred_) d.clear();
     }
     if (node_radix_ > 0 && m.contention.exchange_efficiency < 1)
       nics_.enable_exchanges(m.contention.exchange_efficiency, static_cast<std::uint32_t>(nodes_));
@@ -749,7 +751,7 @@ class Engine {
   bool reductions_waiting(std::uint32_t rank) const { return memory_radix_ > 0 && deferred_locals_[rank] > 0; }
   void defer(Deferred::What what, std::uint32_t rank, std::uint32_t op, double t, double o_r = 0, double copy = 0) {
     if (what == Deferred::local) ++deferred_locals_[rank];
-    deferred_.push_back(Deferred{what, rank, op, t, o_r, copy});
+    deferred_[rank].push_back(Deferred{what, op, t, o_r, copy});
   }
   // Receive i's copy through its node's memory ended at t.
   void copied(std::uint32_t i, double t) {
@@ -764,12 +766,7 @@ class Engine {
     finish(i, end);
     // The rank's deferred handlers, in order; one that starts a copy defers the rest again.
     replaying_.clear();
-    std::size_t kept = 0;
-    for (const Deferred& d : deferred_) {
-      if (d.rank == rank) replaying_.push_back(d);
-      else deferred_[kept++] = d;
-    }
-    deferred_.resize(kept);
+    replaying_.swap(deferred_[rank]);
     for (const Deferred& d : replaying_) {
       switch (d.what) {
         case Deferred::send: start_send(d.op, d.t); break;
@@ -879,7 +876,8 @@ class Engine {
   static constexpr double kBusy = std::numeric_limits<double>::infinity();
   std::vector<Copying>& copying_;
   std::vector<std::uint32_t>& deferred_locals_;  // per rank: its reductions and copies among deferred_
-  std::vector<Deferred>&deferred_, &replaying_;
+  std::vector<std::vector<Deferred>>& deferred_;  // per rank, in the order they came
+  std::vector<Deferred>& replaying_;
   const bool timeline_;
   Queue queue_;
   std::uint64_t seq_ = 0;
