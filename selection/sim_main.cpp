@@ -236,6 +236,15 @@ void write_timeline(std::ostream& out, const Machine& m, const SimOptions& opt, 
   }
 }
 
+// "on (device radix 1, node radix 2, memory radix 6)": the knobs that apply (0: unlimited).
+std::string contention_line(const Machine& m, bool on) {
+  if (!on) return "off";
+  const Contention& c = m.contention;
+  std::string line = "on (device radix " + std::to_string(c.device_radix) + ", node radix " + std::to_string(c.node_radix);
+  if (c.memory_radix > 0) line += ", memory radix " + std::to_string(c.memory_radix);
+  return line + "; 0: unlimited)";
+}
+
 // --smp's nodes: the profile's, where p spans more than one of several ranks.
 int smp_node_size(const Machine& m, int p) {
   const int rpn = m.ranks_per_node();
@@ -383,7 +392,7 @@ int run_one(const Args& a, const Machine& m, int p) {
   std::cout << "\nranks: " << p;
   if (rpn > 0) std::cout << " (" << (p + rpn - 1) / rpn << " nodes x " << rpn << ")";
   std::cout << "\nsize_bytes: " << prm.count * a.elem << (prm.coll == Collective::allgather ? " per rank" : "")
-            << "\ncontention: " << (opt.contention && a.flat.empty() ? "on" : "off") << "\ntime_us: " << r.time * 1e6
+            << "\ncontention: " << contention_line(m, opt.contention && a.flat.empty()) << "\ntime_us: " << r.time * 1e6
             << "\nbound_us: " << b.time * 1e6 << " (" << b.binding << ")"
             << "\nbound_fraction: " << (r.time > 0 ? b.time / r.time : 0) << "\nsteps: " << r.steps
             << "\nmessages: " << r.messages << "\nbytes_sent: " << r.bytes_sent << "\nevents: " << r.events
