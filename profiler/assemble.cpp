@@ -143,8 +143,9 @@ ContentionChoice contention(const RunRecord& run, const std::string& by) {
     } else if (!mem.saturated) {
       c.source += "; memory_radix 0 (unlimited): no sharing seen with " + series;
     } else {
-      c.memory_radix = mem.radix;
-      c.source += "; memory_radix measured with " + series;
+      // A throughput ratio, not a count of ports: the best overlap, unrounded.
+      c.memory_radix = *std::max_element(mem.overlap.begin(), mem.overlap.end());
+      c.source += "; memory_radix (the best overlap) measured with " + series;
     }
   }
   if (run.exchange_series && run.exchange_series->seconds.size() == 2) {

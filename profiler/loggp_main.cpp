@@ -159,7 +159,7 @@ void print_summary(const nlohmann::ordered_json& profile, const std::string& pat
   }
   const auto& c = profile["contention"];
   std::printf("contention: device_radix %d, node_radix %d", c["device_radix"].get<int>(), c["node_radix"].get<int>());
-  if (c.contains("memory_radix")) std::printf(", memory_radix %d", c["memory_radix"].get<int>());
+  if (c.contains("memory_radix")) std::printf(", memory_radix %.2f", c["memory_radix"].get<double>());
   if (c.contains("exchange_efficiency")) std::printf(", exchange_efficiency %.2f", c["exchange_efficiency"].get<double>());
   if (c.contains("nic_burst_bytes")) std::printf(", nic_burst_bytes %.0f", c["nic_burst_bytes"].get<double>());
   std::printf("\n");

@@ -179,7 +179,7 @@ ordered_json build_profile(const ProfileInput& in, const FitOptions& opt) {
   ordered_json contention;
   contention["device_radix"] = in.contention.device_radix;
   contention["node_radix"] = in.contention.node_radix;
-  if (in.contention.memory_radix > 0) contention["memory_radix"] = in.contention.memory_radix;
+  if (in.contention.memory_radix > 0) contention["memory_radix"] = std::round(in.contention.memory_radix * 100) / 100;
   if (in.contention.exchange_efficiency < 1) contention["exchange_efficiency"] = in.contention.exchange_efficiency;
   if (in.contention.nic_burst_bytes > 0) contention["nic_burst_bytes"] = std::round(in.contention.nic_burst_bytes);
   contention["source"] = in.contention.source;

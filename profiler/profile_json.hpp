@@ -33,7 +33,7 @@ struct ContentionChoice {
   double exchange_efficiency = 1;        // written where measured below 1
   std::string source;
   double nic_burst_bytes = 0;  // written where measured above 0
-  int memory_radix = 0;        // 0: unlimited or not measured (not written)
+  double memory_radix = 0;     // 0: unlimited or not measured (not written)
 };
 
 struct ProfileInput {

@@ -68,7 +68,8 @@ void Machine::validate() const {
     fail("node_level", "the last level spans all ranks and cannot be the node level");
   if (contention.device_radix < 0) fail("contention.device_radix", "must be >= 0 (0: unlimited)");
   if (contention.node_radix < 0) fail("contention.node_radix", "must be >= 0 (0: unlimited)");
-  if (contention.memory_radix < 0) fail("contention.memory_radix", "must be >= 0 (0: unlimited)");
+  if (!(contention.memory_radix == 0 || (contention.memory_radix >= 1 && std::isfinite(contention.memory_radix))))
+    fail("contention.memory_radix", "must be 0 (unlimited) or a finite number >= 1 (lone copies' worth of memory bandwidth)");
   if (!(contention.exchange_efficiency > 0 && contention.exchange_efficiency <= 1))
     fail("contention.exchange_efficiency", "must be in (0, 1] (1: exchanges run at their links' share)");
   if (!(contention.nic_burst_bytes >= 0 && std::isfinite(contention.nic_burst_bytes)))

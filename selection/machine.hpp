@@ -96,8 +96,9 @@ struct Contention {
   // Copies a node's memory carries at full speed at once: the bytes of
   // messages within a node that the receiver's CPU moves (Level::progress
   // receiver or both), each copy at its level's G alone; more share the
-  // node's memory bandwidth equally (SharedLinks). 0: unlimited.
-  int memory_radix = 0;
+  // node's memory bandwidth equally (SharedLinks). A throughput ratio, so
+  // not necessarily whole; 0: unlimited, else >= 1.
+  double memory_radix = 0;
   // Share of its links a message gets while two or more exchanges (connections
   // carrying messages both ways) cross the same two nodes (SharedLinks); 1: all of it.
   double exchange_efficiency = 1;

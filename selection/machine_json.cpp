@@ -198,7 +198,7 @@ void read_contention(const Reader& r, const json& doc, Machine& m) {
   r.only_keys(ct, "contention", {"device_radix", "node_radix", "memory_radix", "exchange_efficiency", "nic_burst_bytes"});
   m.contention.device_radix = r.integer(ct, "contention", "device_radix", 0, 0);
   m.contention.node_radix = r.integer(ct, "contention", "node_radix", 0, 0);
-  m.contention.memory_radix = r.integer(ct, "contention", "memory_radix", 0, 0);
+  m.contention.memory_radix = r.number(ct, "contention", "memory_radix", false, 0);
   m.contention.exchange_efficiency = r.number(ct, "contention", "exchange_efficiency", false, 1);
   m.contention.nic_burst_bytes = r.number(ct, "contention", "nic_burst_bytes", false, 0);
   m.contention.source = r.text(ct, "contention", "source", false);

@@ -157,7 +157,7 @@ void SharedLinks::reshare(double t, std::vector<std::uint32_t>& moved) {
       double rate = 1;
       for (int k = 0; k < f.nlinks; ++k) {
         const Link& l = s_.links[f.link[k]];
-        rate = std::min(rate, static_cast<double>(l.cap) / static_cast<double>(l.flows.size()));
+        rate = std::min(rate, l.cap / static_cast<double>(l.flows.size()));
       }
       if (slowed(f)) rate *= efficiency_;
       if (rate == f.rate) continue;  // its due stands

@@ -78,7 +78,7 @@ class SharedLinks {
     std::uint64_t conn = 0;   // exchanges: its two ranks (lower << 32 | higher)
   };
   struct Link {
-    int cap = 0;
+    double cap = 0;  // lone messages' worth it carries at full speed (a memory's need not be whole)
     bool dirty = false;
     double credit = 0;  // bytes it lets through at once (token bucket), as of `since`
     double since = 0;
@@ -99,7 +99,7 @@ class SharedLinks {
 
   // `n` links, each of capacity 0 until set_cap.
   SharedLinks(Storage& s, std::size_t n);
-  void set_cap(std::uint32_t link, int cap) { s_.links[link].cap = cap; }
+  void set_cap(std::uint32_t link, double cap) { s_.links[link].cap = cap; }
   // Links are each of `nodes` nodes' way out, then their ways in; messages
   // started with their ranks (start_exchange) count as exchanges (above).
   void enable_exchanges(double efficiency, std::uint32_t nodes) {

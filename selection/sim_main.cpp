@@ -241,7 +241,11 @@ std::string contention_line(const Machine& m, bool on) {
   if (!on) return "off";
   const Contention& c = m.contention;
   std::string line = "on (device radix " + std::to_string(c.device_radix) + ", node radix " + std::to_string(c.node_radix);
-  if (c.memory_radix > 0) line += ", memory radix " + std::to_string(c.memory_radix);
+  if (c.memory_radix > 0) {
+    std::ostringstream r;
+    r << c.memory_radix;
+    line += ", memory radix " + r.str();
+  }
   return line + "; 0: unlimited)";
 }
 

@@ -833,7 +833,7 @@ class Engine {
   std::vector<double>&cpu_free_, &compute_free_, &copy_free_, &mpi_hold_;
   Ports send_chan_, recv_chan_;
   const int node_radix_;
-  const int memory_radix_;
+  const double memory_radix_;
   const std::size_t nodes_;
   SharedLinks nics_;
   SharedLinks memory_;  // each node's memory (memory radix)

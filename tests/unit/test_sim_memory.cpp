@@ -17,7 +17,7 @@ const Loggp kP{2 * us, 0.5 * us, 0.7 * us, 1.5 * us, 1 * ns};
 
 // One node of `ranks` ranks whose messages the receiver copies (shared
 // memory), with the CPU semantics gencoll-loggp measures on hosts.
-Machine shm_node(int memory_radix) {
+Machine shm_node(double memory_radix) {
   Machine m = flat_machine(kP);
   m.levels[0].progress = Progress::receiver;
   m.overheads_serialize = true;
@@ -53,7 +53,7 @@ TEST_CASE("memory radix c: q copies at once each move at min(1, c/q) of a lone c
   // Pairs 0->1, 2->3, 4->5, 6->7 on one node.
   std::vector<Msg> four;
   for (int j = 0; j < 4; ++j) four.push_back({2 * j, 2 * j + 1, 1000});
-  for (int c : {0, 1, 2, 4, 8}) {
+  for (double c : {0.0, 1.0, 1.6, 2.0, 4.0, 8.0}) {
     INFO("memory_radix " << c);
     const SimResult r = run(shm_node(c), 8, four);
     const double share = c == 0 ? 1.0 : std::min(1.0, c / 4.0);
@@ -123,7 +123,7 @@ TEST_CASE("a memory radix no copy count reaches changes no collective", "[sim][m
 
 // Two nodes of 6 ranks: shared memory within a node (the receiver copies),
 // NICs of radix 1 between them with rendezvous above 4 KiB.
-Machine two_nodes(int memory_radix, int device_radix, bool serialize, Progress across, Handshake handshake) {
+Machine two_nodes(double memory_radix, int device_radix, bool serialize, Progress across, Handshake handshake) {
   Machine m = shm_node(memory_radix);
   m.levels = {Level{"node", 6, LoggpCurve(kP), "test"}, Level{"system", 0, LoggpCurve(Loggp{5 * us, kP.o_s, kP.o_r, kP.g, 2 * ns}), "test"}};
   m.levels[0].progress = Progress::receiver;
@@ -179,8 +179,12 @@ TEST_CASE("memory_radix in a profile", "[sim][memory][machine]") {
            value + "}}";
   };
   CHECK(parse_machine(profile("6"), "m.json").contention.memory_radix == 6);
+  CHECK(parse_machine(profile("5.4"), "m.json").contention.memory_radix == 5.4);
+  CHECK(parse_machine(profile("0"), "m.json").contention.memory_radix == 0);
   CHECK_THROWS_WITH(parse_machine(profile("-1"), "m.json"),
-                    Catch::Contains("contention.memory_radix") && Catch::Contains("integer >= 0"));
-  CHECK_THROWS_WITH(parse_machine(profile("2.5"), "m.json"), Catch::Contains("contention.memory_radix"));
+                    Catch::Contains("contention.memory_radix") && Catch::Contains(">= 0"));
+  CHECK_THROWS_WITH(parse_machine(profile("0.5"), "m.json"),
+                    Catch::Contains("contention.memory_radix: must be 0 (unlimited) or a finite number >= 1"));
+  CHECK_THROWS_WITH(parse_machine(profile("\"six\""), "m.json"), Catch::Contains("contention.memory_radix: must be a number"));
 }
 
