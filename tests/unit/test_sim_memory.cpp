@@ -5,15 +5,16 @@
 
 #include "coll/algorithms.hpp"
 #include "selection/simulator.hpp"
+#include "tests/unit/sim_messages.hpp"
 
 using namespace gencoll;
 using namespace gencoll::sim;
 
-namespace {
+using sim_test::kP;
+using sim_test::ns;
+using sim_test::us;
 
-constexpr double us = 1e-6;
-constexpr double ns = 1e-9;
-const Loggp kP{2 * us, 0.5 * us, 0.7 * us, 1.5 * us, 1 * ns};
+namespace {
 
 // One node of `ranks` ranks whose messages the receiver copies (shared
 // memory), with the CPU semantics gencoll-loggp measures on hosts.
@@ -28,22 +29,8 @@ Machine shm_node(double memory_radix) {
   return m;
 }
 
-struct Msg {
-  int from, to;
-  std::uint64_t bytes;
-};
-
-SimResult run(const Machine& m, int p, const std::vector<Msg>& msgs) {
-  std::vector<ScheduleBuilder> b;
-  for (int r = 0; r < p; ++r) b.emplace_back(r, p);
-  for (const Msg& x : msgs) {
-    b[x.from].send(x.to, Range{Buf::send, 0, x.bytes});
-    b[x.to].recv(x.from, Range{Buf::recv, 0, x.bytes});
-  }
-  std::vector<Schedule> s;
-  for (ScheduleBuilder& x : b) s.push_back(std::move(x).finish());
-  return simulate(m, s, SimOptions{});
-}
+using sim_test::Msg;
+SimResult run(const Machine& m, int p, const std::vector<Msg>& msgs) { return sim_test::run_messages(m, p, msgs); }
 
 }  // namespace
 

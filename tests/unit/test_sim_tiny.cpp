@@ -8,17 +8,16 @@
 #include "coll/algorithms.hpp"
 #include "coll/exchanges.hpp"
 #include "selection/simulator.hpp"
+#include "tests/unit/sim_messages.hpp"
 
 using namespace gencoll;
 using namespace gencoll::sim;
 
+using sim_test::kP;
+using sim_test::ns;
+using sim_test::us;
+
 namespace {
-
-constexpr double us = 1e-6;
-constexpr double ns = 1e-9;
-
-// L = 2 us, o_s = 0.5 us, o_r = 0.7 us, g = 1.5 us, G = 1 ns/byte.
-const Loggp kP{2 * us, 0.5 * us, 0.7 * us, 1.5 * us, 1 * ns};
 
 Range recv_buf(std::uint64_t n) { return Range{Buf::recv, 0, n}; }
 
@@ -165,10 +164,7 @@ namespace {
 // `nodes` nodes of `per_node` ranks (level "node", node radix `radix`); every
 // message i of `msgs` goes from rank from[i] to rank to[i] with bytes[i], all
 // posted at time 0 (one message per pair of ranks).
-struct Msg {
-  int from, to;
-  std::uint64_t bytes;
-};
+using sim_test::Msg;
 // Nodes of `per_node` ranks (level "node") with a node radix, kP everywhere.
 Machine nic_machine(int per_node, int radix) {
   Machine m = flat_machine(kP);
@@ -192,16 +188,7 @@ SimResult nic_run(int nodes, int per_node, int radix, const std::vector<Msg>& ms
   Machine m = nic_machine(per_node, radix);
   m.contention.exchange_efficiency = exchange_efficiency;
   m.contention.nic_burst_bytes = burst_bytes;
-  const int p = nodes * per_node;
-  std::vector<ScheduleBuilder> b;
-  for (int r = 0; r < p; ++r) b.emplace_back(r, p);
-  for (const Msg& x : msgs) {
-    b[x.from].send(x.to, Range{Buf::send, 0, x.bytes});
-    b[x.to].recv(x.from, Range{Buf::recv, 0, x.bytes});
-  }
-  std::vector<Schedule> s;
-  for (ScheduleBuilder& x : b) s.push_back(std::move(x).finish());
-  return simulate(m, s, SimOptions{});
+  return sim_test::run_messages(m, nodes * per_node, msgs);
 }
 
 }  // namespace
