@@ -183,7 +183,6 @@ double wire_time(double bytes, double G) { return bytes > 1 ? (bytes - 1) * G : 
 // CPU, its copies and its receive channel have no known free time.
 struct Copying {
   bool on = false;
-  std::uint32_t recv = 0;  // the receive it completes
   double copy = 0;         // s: its bytes alone ((m-1)G)
   double o_r = 0;
   double* chan = nullptr;  // the receive channel it holds (device radix), or none
@@ -255,7 +254,6 @@ class Engine {
     // Each node's memory.
     if (memory_radix_ > 0) {
       for (std::size_t n = 0; n < nodes_; ++n) memory_.set_cap(static_cast<std::uint32_t>(n), memory_radix_);
-      memory_.set_burst(0, 0);
       copying_.assign(rp_.ranks(), Copying{});
       deferred_locals_.assign(rp_.ranks(), 0);
       deferred_.resize(rp_.ranks());
@@ -717,7 +715,7 @@ class Engine {
     if (memory_radix_ > 0 && copy > 0 && !ops_[ops_[i].partner].inter_node) {
       // Through the node's memory, shared with the copies of its other ranks:
       // the rank waits for the copy's end (copied()).
-      copying_[rank] = Copying{true, i, copy, o_r, chan};
+      copying_[rank] = Copying{true, copy, o_r, chan};
       if (chan) *chan = kBusy;
       push(begin, kNic, i | kNicStart);
       return;
@@ -875,7 +873,7 @@ class Engine {
   // Memory sharing: each rank's copy in flight and the handlers waiting for one.
   static constexpr double kBusy = std::numeric_limits<double>::infinity();
   std::vector<Copying>& copying_;
-  std::vector<std::uint32_t>& deferred_locals_;  // per rank: its reductions and copies among deferred_
+  std::vector<std::uint32_t>& deferred_locals_;  // per rank: its local steps among deferred_
   std::vector<std::vector<Deferred>>& deferred_;  // per rank, in the order they came
   std::vector<Deferred>& replaying_;
   const bool timeline_;
