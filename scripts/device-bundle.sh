@@ -3,7 +3,8 @@
 # autotools, no MPI) needs to run scripts/gpu-run.sh --bundle without building:
 #
 #   DIR/build/   gencoll-loggp, gencoll-tune, gencoll-bench.mpich, the GPU test
-#                and benchmark, libgencoll-cuda and the interposition library,
+#                and benchmark, device_check.mpich (tests/mpi/device_check.c),
+#                libgencoll-cuda and the interposition library,
 #                at the paths main-job.sh and gpu-run.sh use (debug info stripped)
 #   DIR/mpich/   MPICH 4.0.2 with the gencoll module (bin/ and lib/), built
 #                without the progress yield (there every rank has its own
@@ -73,6 +74,11 @@ put "$(real "$build/tests/gpu/gpu_check")" "build/tests/gpu/.libs/gpu_check"
 put "$(real "$build/benchmarks/gpu_bench")" "build/benchmarks/.libs/gpu_bench"
 put "$build/.libs/libgencoll-cuda.so.0" "build/.libs/libgencoll-cuda.so.0"
 put "$build/mpich/.libs/libgencoll-pmpi.so" "build/mpich/.libs/libgencoll-pmpi.so"
+# The interposition library's check on device buffers (tests/mpi/device_check.c),
+# built here against the bundle's MPICH: there it runs on the real
+# libgencoll-cuda, here only on a look-alike.
+mkdir -p "$out/build/tests/mpi"
+"$prefix/bin/mpicc" -O1 -Wall -Wextra -o "$out/build/tests/mpi/device_check.mpich" "$top/tests/mpi/device_check.c" -ldl
 
 for t in ip tc; do put "$(command -v "$t" || echo "/usr/sbin/$t")" "bin/$t"; done
 

@@ -12,7 +12,8 @@
 #   4. run Allgather/Allreduce on device buffers (gencoll-bench -d cuda -c)
 #      through the interposition library with --np ranks sharing the GPU,
 #      messages staged through pinned memory and, where the MPI says it is
-#      GPU-aware, as device pointers; for each MPI whose launcher starts a
+#      GPU-aware, as device pointers; then tests/mpi/device_check.c on the
+#      real libgencoll-cuda (1-4 ranks); for each MPI whose launcher starts a
 #      rank there (skipped, and said so, where none does);
 #   5. with --main-job, run scripts/main-job.sh (profile, tune, measure) with
 #      one rank per core, up to 16;
@@ -150,6 +151,42 @@ device_collectives() {  # MPI LAUNCHER...
     mpi_lines+=("$tag: PASS, validated; $dev calls on the device transport, $host on host copies; $build/device-$mpi-$mode.csv")
   done
 }
+# tests/mpi/device_check.c (make check runs it on a look-alike of the CUDA
+# library) on the real libgencoll-cuda: every type and op the kernels cover,
+# device against host buffers byte for byte, MPI_IN_PLACE, the host-copy
+# cases; the GENCOLL_DEBUG lines must show which path each call took.
+device_check() {  # MPI LAUNCHER...
+  local mpi=$1; shift
+  local bin=$build/tests/mpi/device_check.$mpi pmpi=$build/$mpi/.libs/libgencoll-pmpi.so
+  if [ ! -x "$bin" ] || [ ! -f "$pmpi" ]; then mpi_lines+=("$mpi device_check: not built"); return; fi
+  local runs=0 bad= algs a b c p staging out rc want why
+  for algs in "kring recursive_multiplying knomial" "permuted_recursive_multiplying kring binomial"; do
+    read -r a b c <<< "$algs"
+    for p in 1 2 3 4; do
+      # The bundle's MPICH takes no device pointers, so auto must stage.
+      for staging in always auto; do
+        out=$(timeout 120 "$@" -n "$p" env LD_PRELOAD="$pmpi" GENCOLL_DEBUG=1 GENCOLL_GPU_STAGING=$staging \
+          GENCOLL_CUDA_LIBRARY="$lib" GENCOLL_ALLREDUCE_INTRA_ALGORITHM=$a GENCOLL_ALLGATHER_INTRA_ALGORITHM=$a \
+          GENCOLL_BCAST_INTRA_ALGORITHM=$b GENCOLL_REDUCE_INTRA_ALGORITHM=$c \
+          "GENCOLL_ALLREDUCE_${a^^}_KVAL=3" "GENCOLL_ALLGATHER_${a^^}_KVAL=3" "$bin" "$lib" < /dev/null 2>&1)
+        rc=$?
+        echo "-- device_check $mpi p=$p $algs staging=$staging: exit $rc" >> "$log"
+        echo "$out" >> "$log"
+        want="device buffers, messages staged through pinned host memory"
+        if [ $rc != 0 ] || ! grep -q "device_check: p=$p done" <<< "$out" || ! grep -q "$want" <<< "$out"; then
+          bad+=" p=$p/$a/$staging"; continue
+        fi
+        for why in "no device kernel for this datatype and op" "host and device buffers mixed"; do
+          grep -q "device buffers run on host copies ($why)" <<< "$out" || bad+=" p=$p/$a/$staging(no host copies: $why)"
+        done
+        runs=$((runs + 1))
+      done
+    done
+  done
+  if [ -z "$bad" ]; then mpi_lines+=("$mpi device_check: PASS, $runs runs on the real libgencoll-cuda")
+  else mpi_lines+=("$mpi device_check: FAIL:$bad (see $log)"); fi
+}
+
 set +e
 if [ "$check_rc" = 77 ]; then
   mpi_lines+=("skipped (no CUDA device)")
@@ -157,9 +194,13 @@ else
   if [ -n "$bundle" ]; then
     device_collectives mpich "$bundle/mpich/bin/mpiexec" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" \
       -genv UCX_MODULE_DIR "$UCX_MODULE_DIR"
+    device_check mpich "$bundle/mpich/bin/mpiexec" -genv LD_LIBRARY_PATH "$LD_LIBRARY_PATH" \
+      -genv UCX_MODULE_DIR "$UCX_MODULE_DIR"
   else
     device_collectives openmpi mpiexec.openmpi --oversubscribe --allow-run-as-root
     device_collectives mpich mpiexec.mpich
+    device_check openmpi mpiexec.openmpi --oversubscribe --allow-run-as-root
+    device_check mpich mpiexec.mpich
   fi
 fi
 set -e

@@ -7,10 +7,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <random>
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "coll/algorithms.hpp"
@@ -25,8 +27,10 @@ using namespace gencoll::gpu;
 namespace {
 
 int failures = 0;
+std::mutex failures_lock;  // the concurrent checks fail from several threads
 
 void fail(const std::string& what) {
+  const std::lock_guard<std::mutex> hold(failures_lock);
   if (++failures <= 20) std::fprintf(stderr, "FAIL: %s\n", what.c_str());
 }
 
@@ -221,6 +225,99 @@ std::size_t reduction_checks(const CudaLibrary::Api& api) {
   return n_checks;
 }
 
+// Threads of one process permuting and reducing at once on one GPU, each its
+// own plans and sizes: every call's plan buffer must stay its own from upload
+// to the kernel's end, and each thread's stream its own (an MPI_THREAD_MULTIPLE
+// application's collectives on device buffers).
+std::size_t concurrent_checks(const CudaLibrary::Api& api) {
+  constexpr int kThreads = 4, kRounds = 25;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&api, t] {
+      std::mt19937 rng(100 + t);
+      const int p = 8 + 9 * t;  // a different permutation per thread
+      CollParams prm = make_params(Collective::allgather, Algorithm::permuted_recursive_multiplying, p, 2 + t, 1);
+      prm.rank = t;
+      const std::vector<PermutationSpec> perms = generate(prm).perms;
+      for (int round = 0; round < kRounds; ++round) {
+        const std::string label = "thread " + std::to_string(t) + " round " + std::to_string(round);
+        for (const PermutationSpec& spec : perms)
+          check_permutation(api, unit_destinations(spec), 3 + 4096 * static_cast<std::size_t>(t), round % 3, rng,
+                            label + " permute p=" + std::to_string(p));
+        check_reduce<float>(api, ElemType::float32, ReduceOp::sum, 2 + t, 70000 + 1000 * t, 0, Out::separate, rng);
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  return kThreads * kRounds;
+}
+
+// Sizes past 2^32 (bytes, and for the reduction elements): the kernels'
+// indices and the library's copies must not wrap. About 15 GB of host memory
+// and 9 GB of device memory; skipped, and said so, where they cannot be had.
+// Returns how many ran.
+std::size_t large_checks(const CudaLibrary::Api& api) {
+  std::size_t ran = 0;
+  const auto pattern = [](std::size_t i) { return static_cast<unsigned char>((i ^ (i >> 13) ^ (i >> 29)) * 29u); };
+  {
+    const std::size_t count = (std::size_t{1} << 32) + 17;
+    void* a = nullptr;
+    void* b = nullptr;
+    if (api.malloc_device(&a, count) != GENCOLL_CUDA_OK || api.malloc_device(&b, count) != GENCOLL_CUDA_OK) {
+      std::printf("SKIP: the reduction of 2^32+17 uint8 (no 8.6 GB of device memory: %s)\n", api.last_error());
+    } else {
+      std::vector<unsigned char> x(count), y(count);
+      for (std::size_t i = 0; i < count; ++i) x[i] = pattern(i), y[i] = pattern(i * 7 + 3);
+      api.memcpy(a, x.data(), count, nullptr);
+      api.memcpy(b, y.data(), count, nullptr);
+      const void* in[2] = {a, b};
+      if (api.reduce(static_cast<int>(ElemType::uint8), static_cast<int>(ReduceOp::sum), in, 2, b, count, nullptr) !=
+          GENCOLL_CUDA_OK) {
+        fail(std::string("reduce uint8 sum count=2^32+17: ") + api.last_error());
+      } else {
+        api.memcpy(y.data(), b, count, nullptr);
+        for (std::size_t i = 0; i < count; ++i)
+          if (y[i] != static_cast<unsigned char>(x[i] + pattern(i * 7 + 3))) {
+            fail("reduce uint8 sum count=2^32+17 at element " + std::to_string(i));
+            break;
+          }
+        ++ran;
+      }
+    }
+    if (a) api.free_device(a);
+    if (b) api.free_device(b);
+  }
+  {
+    const std::size_t unit = (std::size_t{1} << 30) + 24;
+    const std::vector<std::uint32_t> dest = {3, 0, 4, 1, 2};
+    const std::size_t bytes = unit * dest.size();
+    void* d = nullptr;
+    if (api.malloc_device(&d, bytes) != GENCOLL_CUDA_OK) {
+      std::printf("SKIP: the permutation of 5 units of 1 GiB+24 (no 5.4 GB of device memory: %s)\n", api.last_error());
+    } else {
+      std::vector<unsigned char> host(bytes);
+      for (std::size_t i = 0; i < bytes; ++i) host[i] = pattern(i);
+      api.memcpy(d, host.data(), bytes, nullptr);
+      if (api.permute(d, unit, dest.data(), dest.size(), nullptr) != GENCOLL_CUDA_OK) {
+        fail(std::string("permute 5 x (1 GiB+24): ") + api.last_error());
+      } else {
+        api.memcpy(host.data(), d, bytes, nullptr);
+        for (std::size_t u = 0; u < dest.size(); ++u) {
+          const std::size_t to = dest[u] * unit, from = u * unit;
+          for (std::size_t i = 0; i < unit; ++i)
+            if (host[to + i] != pattern(from + i)) {
+              fail("permute 5 x (1 GiB+24): unit " + std::to_string(u) + " byte " + std::to_string(i));
+              u = dest.size();
+              break;
+            }
+        }
+        ++ran;
+      }
+      api.free_device(d);
+    }
+  }
+  return ran;
+}
+
 }  // namespace
 
 // argv[1]: the library to test (default: the build tree's), for a build
@@ -263,7 +360,10 @@ int main(int argc, char** argv) {
   }
   const std::size_t perms = permutation_checks(api);
   const std::size_t reductions = reduction_checks(api);
-  std::printf("%zu permutations, %zu reductions checked on %d device(s): %d failures\n", perms, reductions, devices,
-              failures);
+  const std::size_t concurrent = concurrent_checks(api);
+  const std::size_t large = large_checks(api);
+  std::printf("%zu permutations, %zu reductions, %zu rounds of 4 threads at once, %zu past 2^32 checked on %d "
+              "device(s): %d failures\n",
+              perms, reductions, concurrent, large, devices, failures);
   return failures ? 1 : 0;
 }
