@@ -166,13 +166,16 @@ device_check() {  # MPI LAUNCHER...
       # Debian's MPIs and the bundle's MPICH take no device pointers, so
       # auto must stage (tried at 4 ranks only: each run starts CUDA per rank).
       for staging in always $([ "$p" = 4 ] && echo auto); do
-        out=$(timeout 120 "$@" -n "$p" env LD_PRELOAD="$pmpi" GENCOLL_DEBUG=1 GENCOLL_GPU_STAGING=$staging \
+        out=$(timeout 60 "$@" -n "$p" env LD_PRELOAD="$pmpi" GENCOLL_DEBUG=1 GENCOLL_GPU_STAGING=$staging \
           GENCOLL_CUDA_LIBRARY="$lib" GENCOLL_ALLREDUCE_INTRA_ALGORITHM=$a GENCOLL_ALLGATHER_INTRA_ALGORITHM=$a \
           GENCOLL_BCAST_INTRA_ALGORITHM=$b GENCOLL_REDUCE_INTRA_ALGORITHM=$c \
           "GENCOLL_ALLREDUCE_${a^^}_KVAL=3" "GENCOLL_ALLGATHER_${a^^}_KVAL=3" "$bin" "$lib" < /dev/null 2>&1)
         rc=$?
         echo "-- device_check $mpi p=$p $algs staging=$staging: exit $rc" >> "$log"
         echo "$out" >> "$log"
+        # A hang would hang the runs after it too, and a device call has
+        # minutes: the rest are left out.
+        [ $rc != 124 ] || { bad+=" p=$p/$a/$staging(hung; the rest not run)"; break 3; }
         want="device buffers, messages staged through pinned host memory"
         if [ $rc != 0 ] || ! grep -q "device_check: p=$p done" <<< "$out" || ! grep -q "$want" <<< "$out"; then
           bad+=" p=$p/$a/$staging"; continue
