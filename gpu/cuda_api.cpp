@@ -95,10 +95,16 @@ bool context_broken(cudaError_t rc) {
   }
 }
 
-// Each thread's own stream on each device, made on first use: non-blocking,
-// so that a collective's copies and kernels neither wait for the
-// application's work on its streams nor hold it up, as they would on the
-// legacy default stream. Every call synchronizes it before returning. The
+// Each thread's own stream on each device, made on first use. A blocking
+// stream (not cudaStreamNonBlocking): its work starts after what the
+// application queued on the legacy default stream before the collective,
+// which is how most programs write a buffer (a kernel launched without a
+// stream, cudaMemset, a cudaMemcpy from pageable memory that returns with its
+// last bytes still in flight: on the H200 a staged allgather of 8 KiB read
+// such a buffer half written). It neither waits for the application's own
+// streams nor holds them up, as the legacy stream itself would; what it
+// queues is finished before each call returns, so the legacy stream never
+// waits for it either. Every call synchronizes it before returning. The
 // streams are destroyed by gencoll_cuda_release (at MPI_Finalize, while the
 // context surely exists), never at exit: a thread's cache of them knows it by
 // the release count.
@@ -117,7 +123,7 @@ class Streams {
     auto it = mine.find(device);
     if (it == mine.end()) {
       cudaStream_t s = nullptr;
-      if (int rc = check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags")) return rc;
+      if (int rc = check(cudaStreamCreateWithFlags(&s, cudaStreamDefault), "cudaStreamCreateWithFlags")) return rc;
       {
         std::lock_guard<std::mutex> lock(mutex_);
         all_.push_back(s);

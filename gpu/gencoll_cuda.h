@@ -7,11 +7,12 @@
  *
  * Every call that touches device memory returns after the work is done (it
  * synchronizes `stream`): the executor hands buffers to MPI right after a
- * local step. NULL is the calling thread's own non-blocking stream on its
- * current device, never the legacy default stream, which would wait for the
- * application's streams and hold them up. As with any CUDA-aware MPI, the
- * application has finished the work that writes a buffer before it passes
- * the buffer to a collective. */
+ * local step. NULL is the calling thread's own blocking stream on its
+ * current device: ordered after the application's work on the legacy default
+ * stream, never after its other streams' (the legacy stream itself would
+ * wait for those). Work the application queued on its own streams must be
+ * finished before it passes a buffer to a collective, as with any CUDA-aware
+ * MPI. */
 #ifndef GENCOLL_CUDA_H
 #define GENCOLL_CUDA_H
 

@@ -135,7 +135,7 @@ ContentionChoice contention(const RunRecord& run, const std::string& by) {
           shared = std::to_string(host[a]) + " and " + std::to_string(host[b]);
     const RadixFit mem = radix_from_concurrency(ms.k, ms.seconds);
     const std::string series = "j pairs of the first host's ranks streaming within it at once (PRTT(n,0,s) of " +
-                               std::to_string(o.concurrency_bytes) + " B), overlap j T(1)/T(j) = " +
+                               std::to_string(o.memory_bytes) + " B), overlap j T(1)/T(j) = " +
                                overlaps(ms, mem, "j");
     if (!shared.empty()) {
       c.source += "; memory_radix not measured: ranks " + shared +

@@ -266,17 +266,18 @@ std::optional<OrderSample> measure_exchange_order(const Options& o, const std::v
 std::size_t buffer_bytes(const Options& o) {
   int kmax = 1;
   while (kmax * 2 <= o.concurrency_max) kmax *= 2;
-  return std::max(static_cast<std::size_t>(o.sizes.back()),
-                  static_cast<std::size_t>(o.concurrency_bytes) * static_cast<std::size_t>(kmax));
+  return std::max({static_cast<std::size_t>(o.sizes.back()),
+                   static_cast<std::size_t>(o.concurrency_bytes) * static_cast<std::size_t>(kmax),
+                   static_cast<std::size_t>(o.memory_bytes)});
 }
 
 namespace {
 
 // For each j of `js`, the first j of `pairs` (client, server) stream
-// PRTT(n,0,s) of --concurrency-bytes at once; rank 0 gets the slowest
-// pair's time per j. Every rank calls it.
+// PRTT(n,0,s) of `bytes` at once; rank 0 gets the slowest pair's time per j.
+// Every rank calls it.
 ConcurrencySeries stream_pairs(const Options& o, const std::vector<std::pair<int, int>>& pairs,
-                               const std::vector<int>& js, int rank) {
+                               const std::vector<int>& js, std::uint64_t bytes, int rank) {
   ConcurrencySeries s;
   for (int j : js) {
     double mine = 0;
@@ -285,7 +286,7 @@ ConcurrencySeries stream_pairs(const Options& o, const std::vector<std::pair<int
       const auto [client, server] = pairs[i];
       if (rank == client) {
         PairClient c(MPI_COMM_WORLD, server, buffer_bytes(o));
-        mine = quantile(c.prtt(o.messages, 0, static_cast<std::size_t>(o.concurrency_bytes), o.reps, o.warmup), o.quantile);
+        mine = quantile(c.prtt(o.messages, 0, static_cast<std::size_t>(bytes), o.reps, o.warmup), o.quantile);
       } else if (rank == server) {
         serve_pair(MPI_COMM_WORLD, client, buffer_bytes(o));
       }
@@ -310,7 +311,7 @@ ConcurrencySeries measure_node_ports(const Options& o, const std::vector<int>& h
   for (int i = 0; i < jmax; ++i) pairs.emplace_back(left[static_cast<std::size_t>(i)], right[static_cast<std::size_t>(i)]);
   std::vector<int> js;
   for (int j = 1; j <= jmax; j *= 2) js.push_back(j);
-  return stream_pairs(o, pairs, js, rank);
+  return stream_pairs(o, pairs, js, o.concurrency_bytes, rank);
 }
 
 ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>& host_of, int rank) {
@@ -327,7 +328,7 @@ ConcurrencySeries measure_memory_ports(const Options& o, const std::vector<int>&
   std::vector<int> js;
   for (int j = 1; j < jmax; j *= 2) js.push_back(j);
   js.push_back(jmax);
-  return stream_pairs(o, pairs, js, rank);
+  return stream_pairs(o, pairs, js, o.memory_bytes, rank);
 }
 
 }  // namespace gencoll::loggp

@@ -62,6 +62,9 @@ Measurement
   --local-bytes BYTES    buffer of the local reduce/copy/permute timings (default 64M)
   --concurrency-bytes B  message size of the device-radix test (default 1M)
   --concurrency-max K    most concurrent messages tried (default 8)
+  --memory-bytes B       message size of the memory-radix test, pairs of a
+                         host's ranks streaming within it at once (default
+                         16M: past the caches; --quick keeps it)
   --quick                fast mode for tests and the main job: sizes 1 B..1M
                          by powers of 4, 9 repetitions in 3 rounds, n = 6,
                          8M local buffers, up to 4 messages of 256K for the
@@ -181,7 +184,12 @@ Options parse_options(const std::vector<std::string>& args) {
     } else if (a == "--concurrency-bytes") {
       o.concurrency_bytes = parse_bytes(value(), a);
       if (o.concurrency_bytes < 1) throw OptionError("--concurrency-bytes: must be >= 1 byte");
-    } else if (a == "--concurrency-max") o.concurrency_max = parse_int(value(), a, 1, 64);
+    } else if (a == "--concurrency-max") {
+      o.concurrency_max = parse_int(value(), a, 1, 64);
+    } else if (a == "--memory-bytes") {
+      o.memory_bytes = parse_bytes(value(), a);
+      if (o.memory_bytes < 1) throw OptionError("--memory-bytes: must be >= 1 byte");
+    }
     else if (a == "--emulate-nodes") o.emulate_nodes = parse_int(value(), a, 1, 1 << 20);
     else throw OptionError("unknown option \"" + a + "\" (see --help)");
   }

@@ -20,7 +20,7 @@
 #   6. print a short table last.
 #
 # usage: gpu-run.sh [--build DIR] [--max BYTES] [--no-build] [--p P] [--k K] [--np N]
-#                   [--bundle DIR] [--main-job] [--results DIR]
+#                   [--bundle DIR] [--main-job] [--mpi-only] [--results DIR]
 #   --build DIR   build directory (default build-gpu)
 #   --max BYTES   largest permutation (default 1073741824)
 #   --no-build    use the binaries in DIR as they are
@@ -30,6 +30,8 @@
 #                 (for a machine without autotools or an MPI; implies
 #                 --no-build; MPICH's launcher comes from the bundle)
 #   --main-job    also run the main job (step 5) into DIR/main-job
+#   --mpi-only    leave out steps 2 and 3 (minutes of a device call) and run
+#                 the MPI steps where nvidia-smi finds a device
 #   --results DIR copy the log, the summary and the main job's results
 #                 (one .tar.gz) there, e.g. the device tool's $OUT
 # Output: the full log in DIR/gpu-run.log, the table on stdout.
@@ -39,7 +41,7 @@
 #   run(command="bash scripts/device-session.sh $OUT gpu np:16", carry=[".device"])
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-build=$top/build-gpu max=1073741824 do_build=1 p=64 k=4 np=4 bundle= main_job=0 results=
+build=$top/build-gpu max=1073741824 do_build=1 p=64 k=4 np=4 bundle= main_job=0 results= mpi_only=0
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
     --np) np=$2; shift 2 ;;
     --bundle) bundle=$(cd "$2" && pwd); build=$bundle/build; do_build=0; shift 2 ;;
     --main-job) main_job=1; shift ;;
+    --mpi-only) mpi_only=1; shift ;;
     --results) results=$(mkdir -p "$2" && cd "$2" && pwd); shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "gpu-run.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -100,22 +103,29 @@ else
 fi
 command -v nvidia-smi > /dev/null && nvidia-smi -L | tee -a "$log" || true
 
-say "== GPU tests"
-set +e
-"$check_bin" "$lib" 2>&1 | tee "$build/gpu_check.out" | tee -a "$log"
-check_rc=${PIPESTATUS[0]}
-set -e
-case $check_rc in
-  0) tests="PASS: $(tail -n 1 "$build/gpu_check.out")" ;;
-  77) tests="SKIPPED (no CUDA device)" ;;
-  *) tests="FAIL (exit $check_rc; first failures in $log)" ;;
-esac
+if [ "$mpi_only" = 1 ]; then
+  # Whether there is a device at all, without the minutes of the full test.
+  check_rc=77
+  nvidia-smi -L > /dev/null 2>&1 && check_rc=0
+  tests="not run (--mpi-only)" bench_rc=skipped
+else
+  say "== GPU tests"
+  set +e
+  "$check_bin" "$lib" 2>&1 | tee "$build/gpu_check.out" | tee -a "$log"
+  check_rc=${PIPESTATUS[0]}
+  set -e
+  case $check_rc in
+    0) tests="PASS: $(tail -n 1 "$build/gpu_check.out")" ;;
+    77) tests="SKIPPED (no CUDA device)" ;;
+    *) tests="FAIL (exit $check_rc; first failures in $log)" ;;
+  esac
 
-say "== kernel timings"
-set +e
-"$bench_bin" --max "$max" --p "$p" --k "$k" 2>&1 | tee "$build/gpu_bench.out" | tee -a "$log"
-bench_rc=${PIPESTATUS[0]}
-set -e
+  say "== kernel timings"
+  set +e
+  "$bench_bin" --max "$max" --p "$p" --k "$k" 2>&1 | tee "$build/gpu_bench.out" | tee -a "$log"
+  bench_rc=${PIPESTATUS[0]}
+  set -e
+fi
 
 say "== device-buffer collectives through the interposition library ($np ranks)"
 # One line per MPI and staging mode for the table.
@@ -236,7 +246,7 @@ summary() {
     printf '%-34s %s\n' "in-place permutation >= 1 MiB" "$perm of cudaMemcpy D2D (target >= 80%)"
     printf '%-34s %s\n' "reductions, 256 MiB per input" "$red of the bandwidth floor (target >= 80%)"
   else
-    printf '%-34s %s\n' "kernel timings" "not run (gpu_bench exit $bench_rc)"
+    printf '%-34s %s\n' "kernel timings" "not run ($([ "$bench_rc" = skipped ] && printf %s --mpi-only || echo "gpu_bench exit $bench_rc"))"
   fi
   for line in "${mpi_lines[@]}"; do printf '%-34s %s\n' "MPI on device buffers" "$line"; done
   [ -z "$main_line" ] || printf '%-34s %s\n' "main job ($build/main-job)" "$main_line"
