@@ -236,9 +236,12 @@ fi
 # The table: permutations of >= 1 MiB against the copy (issue 7's target:
 # >= 80%), reductions of the largest size against the floor (>= 80%).
 range() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%s%% .. %s%%", lo, hi; else printf "n/a" }'; }
-perm=$(awk '/^  [0-9]+(KiB|MiB|GiB)/ && ($1 ~ /MiB|GiB/) { sub("%", "", $5); print $5 }' "$build/gpu_bench.out" | range)
-red=$(awk '/^  [a-z]/ && $4 == "256MiB" { sub("%", "", $7); print $7 }' "$build/gpu_bench.out" | range)
-device=$(awk -F': ' '/^# device/ { print $2 }' "$build/gpu_bench.out")
+perm= red= device=
+if [ "$mpi_only" = 0 ] && [ -f "$build/gpu_bench.out" ]; then
+  perm=$(awk '/^  [0-9]+(KiB|MiB|GiB)/ && ($1 ~ /MiB|GiB/) { sub("%", "", $5); print $5 }' "$build/gpu_bench.out" | range)
+  red=$(awk '/^  [a-z]/ && $4 == "256MiB" { sub("%", "", $7); print $7 }' "$build/gpu_bench.out" | range)
+  device=$(awk -F': ' '/^# device/ { print $2 }' "$build/gpu_bench.out")
+fi
 summary() {
   echo "== summary${device:+ ($device)}"
   printf '%-34s %s\n' "GPU tests (kernels vs CPU ref)" "$tests"
