@@ -76,10 +76,13 @@ def measured_rows(run, name, label):
         except OSError:
             continue
         if got:
-            rows += got if not rows else got[1:]
+            # A run stopped at its limit can leave its last row half written.
+            body = [r for r in got[1:] if len(r) == len(got[0])]
+            rows += [got[0]] + body if not rows else body
             if path.endswith(".part"):
-                print(f"rescore.py: {path}: the run was cut during this sweep; its {len(got) - 1} rows are scored too",
-                      file=sys.stderr)
+                cut = len(got) - 1 - len(body)
+                print(f"rescore.py: {path}: the run was cut during this sweep; its {len(body)} rows are scored too" +
+                      (f" ({cut} cut short left out)" if cut else ""), file=sys.stderr)
     return rows
 
 

@@ -64,7 +64,7 @@ Measurement
   --concurrency-max K    most concurrent messages tried (default 8)
   --memory-bytes B       message size of the memory-radix test, pairs of a
                          host's ranks streaming within it at once (default
-                         16M: past the caches; --quick keeps it)
+                         4M, the main job's largest; --quick keeps it)
   --quick                fast mode for tests and the main job: sizes 1 B..1M
                          by powers of 4, 9 repetitions in 3 rounds, n = 6,
                          8M local buffers, up to 4 messages of 256K for the

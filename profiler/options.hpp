@@ -31,10 +31,11 @@ struct Options {
   int max_regimes = 4;
   std::uint64_t local_bytes = 64ull << 20;   // working set of the local-cost timings
   std::uint64_t concurrency_bytes = 1 << 20; // message size of the device-radix test
-  // Message size of the memory test: past the caches, where a host's copies
-  // share its memory (at 256 KiB 8 pairs of a 16-core H200 host overlapped
-  // 7.3-fold, in cache; its collectives at 1-4 MiB ran 1.5x the lone-copy model).
-  std::uint64_t memory_bytes = 16 << 20;
+  // Message size of the memory test: the largest a main job's collectives
+  // send. The overlap depends on it: 8 pairs of a 16-core H200 host overlapped
+  // 7.3-fold at 256 KiB (in cache) and 2.9-3.8-fold at 16 MiB, where the
+  // host's 16-rank collectives at 256 KiB-4 MiB fit 4.5-5.5 (PROFILES.md).
+  std::uint64_t memory_bytes = 4 << 20;
   int concurrency_max = 8;                   // most messages in flight tried
   int emulate_nodes = 0;  // > 0: pretend consecutive blocks of ranks are this many hosts (tests)
   std::string refit;       // a kept --csv to refit instead of measuring

@@ -244,7 +244,7 @@ TEST_CASE("pairs streaming within a host at once give the memory radix", "[loggp
   CHECK(in.contention.memory_radix == Approx(4 * 1e-4 / 2.6e-4));  // the best overlap, j = 4's
   CHECK_THAT(in.contention.source, Catch::Contains("memory_radix (the best overlap) measured with j pairs") &&
                                        Catch::Contains("j=4: 1.54") &&
-                                       Catch::Contains("PRTT(n,0,s) of 16777216 B"));  // --memory-bytes, kept by --quick
+                                       Catch::Contains("PRTT(n,0,s) of 4194304 B"));  // --memory-bytes, kept by --quick
   const auto m = gencoll::sim::parse_machine(build_profile(in).dump(), "run.json");
   CHECK(m.contention.memory_radix == 1.54);  // written to two decimals
   SECTION("no sharing seen: unlimited, not written") {
