@@ -101,7 +101,7 @@ source "$top/scripts/machine-info.sh"
   machine_platform
   echo "network: $(cluster status | head -n 1)"
   echo "mpich: $bundle/mpich$([ -f "$bundle/mpich/BUILD" ] && echo " ($(cat "$bundle/mpich/BUILD"))")"
-  machine_gencoll "$top"
+  machine_gencoll "$top" "$bundle"
 } > "$out/machine.txt"
 "${run[@]}" sh -c 'echo "$(hostname) rank $PMI_RANK core $(taskset -pc $$ | sed "s/.*: //")"' | sort > "$out/binding.txt"
 cat "$out/binding.txt"

@@ -12,10 +12,13 @@ machine_platform() {
   if command -v nvidia-smi > /dev/null; then echo "gpu: $(nvidia-smi --query-gpu=name --format=csv,noheader | paste -sd,)"; fi
 }
 
-# machine_gencoll TOP: the commit of the gencoll tree TOP (marked where it has
-# changes) and the transport and gencoll settings in the environment.
+# machine_gencoll TOP [BUNDLE]: the commit of the gencoll tree TOP (marked
+# where it has changes), the commit BUNDLE's binaries were built at (a device
+# machine's copy of the tree may carry an older history than its files), and
+# the transport and gencoll settings in the environment.
 machine_gencoll() {
   echo "gencoll: $(git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$1" diff --quiet 2>/dev/null || echo ' (modified)')"
+  if [ -n "${2:-}" ] && [ -f "$2/COMMIT" ]; then echo "bundle: built at gencoll $(cat "$2/COMMIT")"; fi
   # The launcher passes this environment to every rank: transport settings
   # such as UCX_RNDV_THRESH change what is measured.
   env | grep -E '^(UCX|MPIR_CVAR|GENCOLL)_' | sort | sed 's/^/environment: /' || true

@@ -228,7 +228,7 @@ source "$top/scripts/machine-info.sh"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
   echo "mpich: $prefix$([ -f "$prefix/BUILD" ] && echo " ($(cat "$prefix/BUILD"))")$([ "${ldpath%%:*}" = "${bundle:-/nonexistent}/mpich-yield/lib" ] && echo "; libraries of $(cat "$bundle/mpich-yield/BUILD")")"
-  machine_gencoll "$top"
+  machine_gencoll "$top" "${bundle:-}"
 } > "$out/machine.txt"
 
 if [ -n "$merge" ]; then
