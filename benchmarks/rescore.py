@@ -25,6 +25,7 @@ report; prints the report.
 """
 import argparse
 import csv
+import io
 import json
 import math
 import os
@@ -72,15 +73,21 @@ def measured_rows(run, name, label):
     for path in (os.path.join(run, name), os.path.join(run, f"{name}.{label}.part")):
         try:
             with open(path, newline="") as f:
-                got = list(csv.reader(f))
+                text = f.read()
         except OSError:
             continue
+        got = list(csv.reader(io.StringIO(text)))
         if got:
-            # A run stopped at its limit can leave its last row half written.
+            # A run stopped at its limit can leave its last row half written,
+            # also inside its last column (whose cut still counts its fields).
+            cut = 0
+            if not text.endswith("\n") and len(got) > 1:
+                got.pop()
+                cut = 1
             body = [r for r in got[1:] if len(r) == len(got[0])]
+            cut += len(got) - 1 - len(body)
             rows += [got[0]] + body if not rows else body
             if path.endswith(".part"):
-                cut = len(got) - 1 - len(body)
                 print(f"rescore.py: {path}: the run was cut during this sweep; its {len(body)} rows are scored too" +
                       (f" ({cut} cut short left out)" if cut else ""), file=sys.stderr)
     return rows

@@ -103,8 +103,10 @@ bool context_broken(cudaError_t rc) {
 // last bytes still in flight: on the H200 a staged allgather of 8 KiB read
 // such a buffer half written). It neither waits for the application's own
 // streams nor holds them up, as the legacy stream itself would; what it
-// queues is finished before each call returns, so the legacy stream never
-// waits for it either. Every call synchronizes it before returning. The
+// queues is finished before each call returns, so the legacy stream waits
+// for it only while a call runs (another thread's work queued there then).
+// Messages handed to a GPU-aware MPI as device pointers are read by the MPI,
+// ordered as it orders any send. Every call synchronizes it before returning. The
 // streams are destroyed by gencoll_cuda_release (at MPI_Finalize, while the
 // context surely exists), never at exit: a thread's cache of them knows it by
 // the release count.

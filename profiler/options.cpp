@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <limits>
 
 namespace gencoll::loggp {
 
@@ -91,6 +92,14 @@ int parse_int(const std::string& text, const std::string& option, int min, int m
     throw OptionError(option + ": expected an integer from " + std::to_string(min) + " to " + std::to_string(max) +
                       ", got \"" + text + "\"");
   return static_cast<int>(v);
+}
+
+// A message's size: MPI counts of bytes are ints.
+std::uint64_t parse_message_bytes(const std::string& text, const std::string& option) {
+  const std::uint64_t v = parse_bytes(text, option);
+  if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
+    throw OptionError(option + ": \"" + text + "\" is too large for one message (at most 2147483647 bytes)");
+  return v;
 }
 
 std::vector<std::uint64_t> parse_size_list(const std::string& text, const std::string& option) {
@@ -182,12 +191,12 @@ Options parse_options(const std::vector<std::string>& args) {
       o.local_bytes = parse_bytes(value(), a);
       if (o.local_bytes < 4096) throw OptionError("--local-bytes: must be >= 4K");
     } else if (a == "--concurrency-bytes") {
-      o.concurrency_bytes = parse_bytes(value(), a);
+      o.concurrency_bytes = parse_message_bytes(value(), a);
       if (o.concurrency_bytes < 1) throw OptionError("--concurrency-bytes: must be >= 1 byte");
     } else if (a == "--concurrency-max") {
       o.concurrency_max = parse_int(value(), a, 1, 64);
     } else if (a == "--memory-bytes") {
-      o.memory_bytes = parse_bytes(value(), a);
+      o.memory_bytes = parse_message_bytes(value(), a);
       if (o.memory_bytes < 1) throw OptionError("--memory-bytes: must be >= 1 byte");
     }
     else if (a == "--emulate-nodes") o.emulate_nodes = parse_int(value(), a, 1, 1 << 20);

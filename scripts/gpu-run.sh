@@ -104,6 +104,8 @@ fi
 command -v nvidia-smi > /dev/null && nvidia-smi -L | tee -a "$log" || true
 
 if [ "$mpi_only" = 1 ]; then
+  # An earlier run's outputs must not pass for this one's (--results copies them).
+  rm -f "$build/gpu_check.out" "$build/gpu_bench.out"
   # Whether there is a device at all, without the minutes of the full test.
   check_rc=77
   nvidia-smi -L > /dev/null 2>&1 && check_rc=0
@@ -168,7 +170,13 @@ device_collectives() {  # MPI LAUNCHER...
 device_check() {  # MPI LAUNCHER...
   local mpi=$1; shift
   local bin=$build/tests/mpi/device_check.$mpi pmpi=$build/$mpi/.libs/libgencoll-pmpi.so
+  # The bundle brings it built; a build tree makes it as device_check.sh does.
+  if [ -z "$bundle" ] && [ -f "$pmpi" ] && ! [ "$bin" -nt "$top/tests/mpi/device_check.c" ] && command -v "mpicc.$mpi" > /dev/null; then
+    mkdir -p "$(dirname "$bin")"
+    "mpicc.$mpi" -O1 -Wall -Wextra -o "$bin" "$top/tests/mpi/device_check.c" -ldl >> "$log" 2>&1 || true
+  fi
   if [ ! -x "$bin" ] || [ ! -f "$pmpi" ]; then mpi_lines+=("$mpi device_check: not built"); return; fi
+  if ! timeout 60 "$@" -n 1 true >> "$log" 2>&1; then mpi_lines+=("$mpi device_check: skipped (no working launcher: $1)"); return; fi
   local runs=0 bad= algs a b c p staging out rc want why
   for algs in "kring recursive_multiplying knomial" "permuted_recursive_multiplying kring binomial"; do
     read -r a b c <<< "$algs"
@@ -176,7 +184,7 @@ device_check() {  # MPI LAUNCHER...
       # Debian's MPIs and the bundle's MPICH take no device pointers, so
       # auto must stage (tried at 4 ranks only: each run starts CUDA per rank).
       for staging in always $([ "$p" = 4 ] && echo auto); do
-        out=$(timeout 60 "$@" -n "$p" env LD_PRELOAD="$pmpi" GENCOLL_DEBUG=1 GENCOLL_GPU_STAGING=$staging \
+        out=$(timeout -k 5 60 "$@" -n "$p" env LD_PRELOAD="$pmpi" GENCOLL_DEBUG=1 GENCOLL_GPU_STAGING=$staging \
           GENCOLL_CUDA_LIBRARY="$lib" GENCOLL_ALLREDUCE_INTRA_ALGORITHM=$a GENCOLL_ALLGATHER_INTRA_ALGORITHM=$a \
           GENCOLL_BCAST_INTRA_ALGORITHM=$b GENCOLL_REDUCE_INTRA_ALGORITHM=$c \
           "GENCOLL_ALLREDUCE_${a^^}_KVAL=3" "GENCOLL_ALLGATHER_${a^^}_KVAL=3" "$bin" "$lib" < /dev/null 2>&1)

@@ -17,7 +17,7 @@ machine_platform() {
 # machine's copy of the tree may carry an older history than its files), and
 # the transport and gencoll settings in the environment.
 machine_gencoll() {
-  echo "gencoll: $(git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$1" diff --quiet 2>/dev/null || echo ' (modified)')"
+  echo "gencoll: $(git -C "$1" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$1" diff --quiet HEAD 2>/dev/null || echo ' (modified)')"
   if [ -n "${2:-}" ] && [ -f "$2/COMMIT" ]; then echo "bundle: built at gencoll $(cat "$2/COMMIT")"; fi
   # The launcher passes this environment to every rank: transport settings
   # such as UCX_RNDV_THRESH change what is measured.

@@ -235,21 +235,27 @@ std::size_t concurrent_checks(const CudaLibrary::Api& api) {
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t)
     threads.emplace_back([&api, t] {
-      std::mt19937 rng(100 + t);
-      const int p = 8 + 9 * t;  // a different permutation per thread
-      CollParams prm = make_params(Collective::allgather, Algorithm::permuted_recursive_multiplying, p, 2 + t, 1);
-      prm.rank = t;
-      const std::vector<PermutationSpec> perms = generate(prm).perms;
-      for (int round = 0; round < kRounds; ++round) {
-        const std::string label = "thread " + std::to_string(t) + " round " + std::to_string(round);
-        for (const PermutationSpec& spec : perms)
-          check_permutation(api, unit_destinations(spec), 3 + 4096 * static_cast<std::size_t>(t), round % 3, rng,
-                            label + " permute p=" + std::to_string(p));
-        check_reduce<float>(api, ElemType::float32, ReduceOp::sum, 2 + t, 70000 + 1000 * t, 0, Out::separate, rng);
+      // An allocation that fails throws; out of a thread that would end the
+      // process without a word.
+      try {
+        std::mt19937 rng(100 + t);
+        const int p = 8 + 9 * t;  // a different permutation per thread
+        CollParams prm = make_params(Collective::allgather, Algorithm::permuted_recursive_multiplying, p, 2 + t, 1);
+        prm.rank = t;
+        const std::vector<PermutationSpec> perms = generate(prm).perms;
+        for (int round = 0; round < kRounds; ++round) {
+          const std::string label = "thread " + std::to_string(t) + " round " + std::to_string(round);
+          for (const PermutationSpec& spec : perms)
+            check_permutation(api, unit_destinations(spec), 3 + 4096 * static_cast<std::size_t>(t), round % 3, rng,
+                              label + " permute p=" + std::to_string(p));
+          check_reduce<float>(api, ElemType::float32, ReduceOp::sum, 2 + t, 70000 + 1000 * t, 0, Out::separate, rng);
+        }
+      } catch (const std::exception& e) {
+        fail("thread " + std::to_string(t) + ": " + e.what());
       }
     });
   for (std::thread& th : threads) th.join();
-  return kThreads * kRounds;
+  return kRounds;
 }
 
 // Sizes past 2^32 (bytes, and for the reduction elements): the kernels'
@@ -257,7 +263,7 @@ std::size_t concurrent_checks(const CudaLibrary::Api& api) {
 // prime period, which 2^32 is no multiple of, so an index that wrapped reads
 // or writes other values; filled and compared by blocks, since the host's
 // side of 15 GB by bytes would cost more device time than the kernels. About
-// 15 GB of host memory and 9 GB of device memory; skipped, and said so,
+// 11 GB of host memory and 9 GB of device memory; skipped, and said so,
 // where the device memory cannot be had. Returns how many ran.
 std::size_t large_checks(const CudaLibrary::Api& api) {
   static constexpr std::size_t kPeriod = 65521;
@@ -368,7 +374,7 @@ int main(int argc, char** argv) {
   const std::size_t reductions = reduction_checks(api);
   const std::size_t concurrent = concurrent_checks(api);
   const std::size_t large = large_checks(api);
-  std::printf("%zu permutations, %zu reductions, %zu rounds of 4 threads at once, %zu past 2^32 checked on %d "
+  std::printf("%zu permutations, %zu reductions, 4 threads at once for %zu rounds, %zu past 2^32 checked on %d "
               "device(s): %d failures\n",
               perms, reductions, concurrent, large, devices, failures);
   return failures ? 1 : 0;

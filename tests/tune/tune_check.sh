@@ -142,8 +142,9 @@ if [ -d "$kept" ]; then
   rm -rf "$cut" && cp -r "$kept" "$cut" && rm -f "$cut/tuned-run.csv"
   head -n 1 "$kept/sweep.csv" > "$cut/sweep.csv.sweep.part"
   awk -F, 'NR > 1 && $6 == "reduce"' "$kept/sweep.csv" >> "$cut/sweep.csv.sweep.part"
-  # A run stopped at its limit can leave its last row half written.
-  printf 'sweep,"MPICH Version: 4.0.2' >> "$cut/sweep.csv.sweep.part"
+  # A run stopped at its limit can leave its last row half written, here
+  # inside its last column (every field counted, a round's median cut).
+  awk -F, 'NR == 2 { printf "%s", substr($0, 1, length($0) - 2) }' "$kept/sweep.csv" >> "$cut/sweep.csv.sweep.part"
   awk -F, 'NR == 1 || $6 != "reduce"' "$kept/sweep.csv" > "$cut/sweep.csv"
   python3 "$srcdir/benchmarks/rescore.py" "$cut" --out "$tmp/rescore-cut" --build "$builddir" > "$tmp/rescore-cut.out" 2>&1 ||
     { cat "$tmp/rescore-cut.out"; fail "rescore.py failed on a cut run"; }

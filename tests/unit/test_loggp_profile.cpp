@@ -157,6 +157,11 @@ TEST_CASE("options: bad input names the option and what it takes", "[loggp][opti
   CHECK_THAT(error({"--refit", "raw.csv"}), Catch::Contains("needs --from"));
   CHECK_THAT(error({"--from", "p.json"}), Catch::Contains("only with --refit"));
   CHECK_THAT(error({"--stream-bytes", "lots"}), Catch::Contains("--stream-bytes"));
+  CHECK_THAT(error({"--memory-bytes", "0"}), Catch::Contains("--memory-bytes: must be >= 1 byte"));
+  CHECK_THAT(error({"--memory-bytes", "3G"}), Catch::Contains("--memory-bytes: \"3G\" is too large for one message"));
+  CHECK_THAT(error({"--concurrency-bytes", "2G"}), Catch::Contains("at most 2147483647 bytes"));
+  CHECK(parse_options({"--quick", "--memory-bytes", "1M"}).memory_bytes == 1u << 20);
+  CHECK(parse_options({"--quick"}).memory_bytes == 4u << 20);  // --quick keeps the memory test's size
 }
 
 TEST_CASE("small sizes stream more messages, up to --messages-max", "[loggp][options]") {
