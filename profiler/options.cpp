@@ -94,9 +94,10 @@ int parse_int(const std::string& text, const std::string& option, int min, int m
   return static_cast<int>(v);
 }
 
-// A message's size: MPI counts of bytes are ints.
+// A message's size: at least a byte, and MPI counts of bytes are ints.
 std::uint64_t parse_message_bytes(const std::string& text, const std::string& option) {
   const std::uint64_t v = parse_bytes(text, option);
+  if (v < 1) throw OptionError(option + ": must be >= 1 byte");
   if (v > static_cast<std::uint64_t>(std::numeric_limits<int>::max()))
     throw OptionError(option + ": \"" + text + "\" is too large for one message (at most 2147483647 bytes)");
   return v;
@@ -192,12 +193,10 @@ Options parse_options(const std::vector<std::string>& args) {
       if (o.local_bytes < 4096) throw OptionError("--local-bytes: must be >= 4K");
     } else if (a == "--concurrency-bytes") {
       o.concurrency_bytes = parse_message_bytes(value(), a);
-      if (o.concurrency_bytes < 1) throw OptionError("--concurrency-bytes: must be >= 1 byte");
     } else if (a == "--concurrency-max") {
       o.concurrency_max = parse_int(value(), a, 1, 64);
     } else if (a == "--memory-bytes") {
       o.memory_bytes = parse_message_bytes(value(), a);
-      if (o.memory_bytes < 1) throw OptionError("--memory-bytes: must be >= 1 byte");
     }
     else if (a == "--emulate-nodes") o.emulate_nodes = parse_int(value(), a, 1, 1 << 20);
     else throw OptionError("unknown option \"" + a + "\" (see --help)");

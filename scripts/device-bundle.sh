@@ -117,7 +117,8 @@ done
 
 # What the results' machine.txt names: the device machine's copy of the tree
 # can carry an older history than its files.
-echo "$(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo ' (modified)')" > "$out/COMMIT"
+source "$top/scripts/machine-info.sh"
+gencoll_commit "$top" > "$out/COMMIT"
 
 cat > "$out/env.sh" <<'EOF'
 # Sourced by main-job.sh and gpu-run.sh with --bundle: the bundle's libraries

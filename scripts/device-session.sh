@@ -77,7 +77,8 @@ done
 # A directory of this call's own: a merge part may read an earlier call's.
 work=$(mktemp -d /tmp/device-session.XXXXXX)
 report=$out/session.txt
-echo "device-session: $(date -u '+%F %T UTC'), gencoll $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$([ -f "$bundle/COMMIT" ] && echo " (bundle built at $(cat "$bundle/COMMIT"))"), budget ${budget}s, $(nproc) cores" > "$report"
+source "$top/scripts/machine-info.sh"
+echo "device-session: $(date -u '+%F %T UTC'), gencoll $(gencoll_commit "$top")$([ -f "$bundle/COMMIT" ] && echo " (bundle built at $(cat "$bundle/COMMIT"))"), budget ${budget}s, $(nproc) cores" > "$report"
 start=$SECONDS
 
 # Runs "$@" in a process group of its own for at most $1 seconds; the group

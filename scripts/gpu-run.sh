@@ -132,11 +132,12 @@ fi
 say "== device-buffer collectives through the interposition library ($np ranks)"
 # One line per MPI and staging mode for the table.
 mpi_lines=()
+launcher_works() { timeout 60 "$@" -n 1 true >> "$log" 2>&1; }  # LAUNCHER...
 device_collectives() {  # MPI LAUNCHER...
   local mpi=$1; shift
   local bench=$build/benchmarks/gencoll-bench.$mpi pmpi=$build/$mpi/.libs/libgencoll-pmpi.so
   if [ ! -x "$bench" ] || [ ! -f "$pmpi" ]; then mpi_lines+=("$mpi: not built"); return; fi
-  if ! timeout 60 "$@" -n 1 true >> "$log" 2>&1; then mpi_lines+=("$mpi: skipped (no working launcher: $1)"); return; fi
+  if ! launcher_works "$@"; then mpi_lines+=("$mpi: skipped (no working launcher: $1)"); return; fi
   local sweep=knomial:4,recursive_multiplying:4,permuted_recursive_multiplying:4,kring:4
   local mode
   for mode in always never; do
@@ -176,7 +177,7 @@ device_check() {  # MPI LAUNCHER...
     "mpicc.$mpi" -O1 -Wall -Wextra -o "$bin" "$top/tests/mpi/device_check.c" -ldl >> "$log" 2>&1 || true
   fi
   if [ ! -x "$bin" ] || [ ! -f "$pmpi" ]; then mpi_lines+=("$mpi device_check: not built"); return; fi
-  if ! timeout 60 "$@" -n 1 true >> "$log" 2>&1; then mpi_lines+=("$mpi device_check: skipped (no working launcher: $1)"); return; fi
+  if ! launcher_works "$@"; then mpi_lines+=("$mpi device_check: skipped (no working launcher: $1)"); return; fi
   local runs=0 bad= algs a b c p staging out rc want why
   for algs in "kring recursive_multiplying knomial" "permuted_recursive_multiplying kring binomial"; do
     read -r a b c <<< "$algs"
