@@ -22,6 +22,7 @@
 // of their own, keeps to the counters.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -147,8 +148,24 @@ class ProgramRunner {
 template <class T>
 void ProgramRunner::run_here(const Program& p, T& t, const InjectedFault* fault) {
   const std::size_t n = p.ops.size();
-  pending_.assign(p.pending.begin(), p.pending.end());
-  ready_.assign(p.initial.begin(), p.initial.end());
+  // A program that is one message and nothing else (a tree's leaf, a
+  // two-rank bcast's root) is the one blocking call the run would make,
+  // without the run's setup (as gencoll_run_alone_op in the C runner).
+  if (!fault && p.tmp_count == 0 && p.line.size() == 1 && (p.line[0] & ~kLineOp) == kLineRun) {
+    const Program::Op& o = p.ops[p.line[0] & kLineOp];
+    if (o.kind == OpKind::send) return t.send(o.peer, o.tag, o.src);
+    if (o.kind == OpKind::recv) return t.recv(o.peer, o.tag, o.dst);
+  }
+  // The working arrays only grow; `ready_` is a stack of at most n ops (each
+  // becomes ready once), its top at nready. Copied, not assigned: a vector's
+  // assign of a few elements cost some 170 instructions of an 8-byte bcast.
+  if (pending_.size() < n) {
+    pending_.resize(n);
+    ready_.resize(n);
+  }
+  std::copy_n(p.pending.data(), n, pending_.data());
+  std::copy_n(p.initial.data(), p.initial.size(), ready_.data());
+  std::size_t nready = p.initial.size();
   if (op_of_.size() < p.messages) op_of_.resize(p.messages);
   long calls = 0;
   std::exception_ptr first;
@@ -170,17 +187,16 @@ void ProgramRunner::run_here(const Program& p, T& t, const InjectedFault* fault)
     const Program::Op& o = p.ops[i];
     // In reverse, so the lowest-numbered successor is popped first.
     for (std::uint32_t e = o.succ_begin + o.succ_count; e-- > o.succ_begin;)
-      if (--pending_[p.succ[e]] == 0) ready_.push_back(p.succ[e]);
+      if (--pending_[p.succ[e]] == 0) ready_[nready++] = p.succ[e];
   };
   while (finished < n) {
-    while (!ready_.empty()) {
-      const std::uint32_t i = ready_.back();
-      ready_.pop_back();
+    while (nready != 0) {
+      const std::uint32_t i = ready_[--nready];
       const Program::Op& o = p.ops[i];
       switch (o.kind) {
         case OpKind::send:
         case OpKind::recv: {
-          if (ready_.empty() && in_flight == 0) {
+          if (nready == 0 && in_flight == 0) {
             // Alone: nothing else can start before it finishes.
             call([&] { o.kind == OpKind::send ? t.send(o.peer, o.tag, o.src) : t.recv(o.peer, o.tag, o.dst); });
             break;

@@ -171,6 +171,7 @@ struct ThreadCalls {
   // that runs a collective) must leave `cached` alone.
   bool running = false;
   ProgramRunner runner;
+  CallArrays arrays;  // the transport's, for the call not nested
   // The selection file's answer to the last call it decided on this thread,
   // for the same question asked again: describing the call to the file and
   // walking it (some 500 instructions for a tuned file) is a third of an
@@ -190,11 +191,23 @@ struct ThreadCalls {
   std::optional<FileAnswer> file;
 };
 
-// Out of line: inlined, the compiler asks the dynamic loader for the
-// thread's copy again at every use (a __tls_get_addr call each).
-[[gnu::noinline]] ThreadCalls& thread_calls() {
+// The thread's ThreadCalls is reached through a pointer in initial-exec TLS,
+// one load from the thread pointer: a thread_local object of a shared library
+// is reached through __tls_get_addr, twice per use for one with a
+// constructor, which was 10 calls and some 170 instructions of an 8-byte
+// bcast (callgrind, 2026-11-30). The pointer's 8 bytes come from the static
+// TLS block, whose reserve glibc keeps for libraries opened with dlopen too.
+[[gnu::tls_model("initial-exec")]] thread_local ThreadCalls* t_calls = nullptr;
+
+[[gnu::noinline]] ThreadCalls& first_thread_calls() {
   thread_local ThreadCalls calls;
+  t_calls = &calls;
   return calls;
+}
+
+inline ThreadCalls& thread_calls() {
+  ThreadCalls* tc = t_calls;
+  return tc ? *tc : first_thread_calls();
 }
 
 // comm's state if this thread's last call was on it and it is still that communicator.
@@ -525,7 +538,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
     check(classify_type(tc, bufs.type, named));
     layout = named ? tc.named_layout : TypeLayout::of(bufs.type);
   }
-  PmpiTransport t(pc, bufs, layout, g_config.wait, g_config.count_limit);
+  PmpiTransport t(pc, bufs, layout, g_config.wait, g_config.count_limit, &tc.arrays);
   InjectedFault fault;
   struct Running {
     bool& flag;

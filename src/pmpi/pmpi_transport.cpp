@@ -74,48 +74,60 @@ MPI_Aint extent_of(MPI_Datatype t) {
 
 }  // namespace
 
+RequestSet::RequestSet(CallArrays& kept) : a_(kept) {
+  if (kept.in_use) throw std::logic_error("gencoll: a call's arrays are already in use");
+  kept.in_use = true;
+}
+
 Transport::Request RequestSet::add(MPI_Request r) {
-  reqs_.push_back(r);
-  ids_.push_back(next_);
+  a_.reqs.push_back(r);
+  a_.ids.push_back(next_);
   return next_++;
 }
 
 void RequestSet::wait_some(WaitPolicy wait, std::vector<Transport::Request>& done) {
-  indices_.resize(reqs_.size());
+  std::vector<MPI_Request>& reqs = a_.reqs;
+  std::vector<Transport::Request>& ids = a_.ids;
+  a_.indices.resize(reqs.size());
   int n = MPI_UNDEFINED;
   if (wait == WaitPolicy::block) {
-    check(PMPI_Waitsome(static_cast<int>(reqs_.size()), reqs_.data(), &n, indices_.data(), MPI_STATUSES_IGNORE));
+    check(PMPI_Waitsome(static_cast<int>(reqs.size()), reqs.data(), &n, a_.indices.data(), MPI_STATUSES_IGNORE));
   } else {
     // Oversubscribed runs: give the core to the peer we are waiting for.
     for (;;) {
-      check(PMPI_Testsome(static_cast<int>(reqs_.size()), reqs_.data(), &n, indices_.data(), MPI_STATUSES_IGNORE));
+      check(PMPI_Testsome(static_cast<int>(reqs.size()), reqs.data(), &n, a_.indices.data(), MPI_STATUSES_IGNORE));
       if (n != 0) break;
       sched_yield();
     }
   }
   if (n == MPI_UNDEFINED) throw std::logic_error("gencoll: waiting with no request in flight");
-  for (int i = 0; i < n; ++i) done.push_back(ids_[static_cast<std::size_t>(indices_[i])]);
+  for (int i = 0; i < n; ++i) done.push_back(ids[static_cast<std::size_t>(a_.indices[i])]);
   // Finished requests are MPI_REQUEST_NULL now: keep the others, in order.
   std::size_t kept = 0;
-  for (std::size_t i = 0; i < reqs_.size(); ++i)
-    if (reqs_[i] != MPI_REQUEST_NULL) {
-      reqs_[kept] = reqs_[i];
-      ids_[kept++] = ids_[i];
+  for (std::size_t i = 0; i < reqs.size(); ++i)
+    if (reqs[i] != MPI_REQUEST_NULL) {
+      reqs[kept] = reqs[i];
+      ids[kept++] = ids[i];
     }
-  reqs_.resize(kept);
-  ids_.resize(kept);
+  reqs.resize(kept);
+  ids.resize(kept);
 }
 
 // A cancelled receive cannot write any more and a peer that failed never
 // sends, so everything is cancelled first and then completed: no hang, no
 // late write.
 RequestSet::~RequestSet() {
-  if (reqs_.empty()) return;
-  // A wait that failed left finished entries as MPI_REQUEST_NULL, which
-  // MPI_Cancel refuses.
-  for (MPI_Request& r : reqs_)
-    if (r != MPI_REQUEST_NULL) PMPI_Cancel(&r);
-  PMPI_Waitall(static_cast<int>(reqs_.size()), reqs_.data(), MPI_STATUSES_IGNORE);
+  std::vector<MPI_Request>& reqs = a_.reqs;
+  if (!reqs.empty()) {
+    // A wait that failed left finished entries as MPI_REQUEST_NULL, which
+    // MPI_Cancel refuses.
+    for (MPI_Request& r : reqs)
+      if (r != MPI_REQUEST_NULL) PMPI_Cancel(&r);
+    PMPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+    reqs.clear();
+    a_.ids.clear();
+  }
+  a_.in_use = false;
 }
 
 TypeLayout TypeLayout::of(MPI_Datatype type) {
@@ -129,7 +141,7 @@ TypeLayout TypeLayout::of(MPI_Datatype type) {
 }
 
 PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, const TypeLayout& layout, WaitPolicy wait,
-                             std::uint64_t count_limit)
+                             std::uint64_t count_limit, CallArrays* kept)
     : comm_(comm),
       b_(bufs),
       wait_(wait),
@@ -137,7 +149,9 @@ PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, const TypeLayout& 
       extent_(layout.extent),
       true_lb_(layout.true_lb),
       true_extent_(layout.true_extent),
-      dense_(layout.dense) {}
+      dense_(layout.dense),
+      kept_(kept),
+      reqs_(kept ? RequestSet(*kept) : RequestSet()) {}
 
 void PmpiTransport::prepare(const Schedule& s) { scratch(s.tmp_count); }
 
@@ -151,6 +165,14 @@ void PmpiTransport::scratch(std::uint64_t count) {
   if (stride != 0 && last > (static_cast<std::uint64_t>(PTRDIFF_MAX) - static_cast<std::uint64_t>(true_extent_)) / stride)
     throw MpiError(MPI_ERR_NO_MEM);
   const std::size_t bytes = static_cast<std::size_t>(last * stride + static_cast<std::uint64_t>(true_extent_));
+  if (kept_ && bytes <= kKeptScratchBytes) {
+    if (kept_->scratch_bytes < bytes) {
+      kept_->scratch.reset(new char[kKeptScratchBytes]);  // once per thread
+      kept_->scratch_bytes = kKeptScratchBytes;
+    }
+    tmp_base_ = kept_->scratch.get() - true_lb_;
+    return;
+  }
   tmp_.reset(new char[bytes]);
   tmp_base_ = tmp_.get() - true_lb_;
 }
