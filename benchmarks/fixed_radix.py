@@ -29,6 +29,7 @@ import sys
 from collections import defaultdict
 
 from analyze import geomean, link_rate
+from results_io import open_text
 
 # gencoll at the radix that makes it the MPI's algorithm ("p": the rank count);
 # "a|b": MPICH's name, then Open MPI's where they differ.
@@ -50,7 +51,7 @@ def main():
     ap.add_argument("--rate", type=link_rate, default=0)
     a = ap.parse_args()
     try:
-        with open(a.csv, newline="") as f:
+        with open_text(a.csv, newline="") as f:
             rows = list(csv.DictReader(f))
     except OSError as e:
         sys.exit("fixed_radix.py: %s: %s" % (a.csv, e.strerror))

@@ -26,6 +26,7 @@ import sys
 import tempfile
 
 from analyze import geomean, spearman
+from results_io import open_text
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -61,12 +62,12 @@ def main():
             sys.exit(f"probe_ratio.py: --set {s}: expected PATH=VALUE")
         put(profile, *s.split("=", 1))
     measured = {}
-    for r in csv.DictReader(open(os.path.join(a.probe, "sweep.csv"))):
+    for r in csv.DictReader(open_text(os.path.join(a.probe, "sweep.csv"))):
         if r["config"] != "native" and int(r["bytes"]) >= a.min:
             measured[(r["config"], int(r["bytes"]))] = float(r["median_us"])
     if not measured:
         sys.exit(f"probe_ratio.py: {a.probe}/sweep.csv has no configuration of gencoll's from {a.min} B")
-    coll = {r["collective"] for r in csv.DictReader(open(os.path.join(a.probe, "sweep.csv")))}
+    coll = {r["collective"] for r in csv.DictReader(open_text(os.path.join(a.probe, "sweep.csv")))}
     configs = sorted({c for c, _ in measured})
     sizes = sorted({b for _, b in measured})
     algs = sorted({c.split(":")[0] for c in configs})

@@ -33,6 +33,8 @@ import re
 import subprocess
 import sys
 
+from results_io import open_text, resolve
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -72,7 +74,7 @@ def measured_rows(run, name, label):
     rows = []
     for path in (os.path.join(run, name), os.path.join(run, f"{name}.{label}.part")):
         try:
-            with open(path, newline="") as f:
+            with open_text(path, newline="") as f:
                 text = f.read()
         except OSError:
             continue
@@ -124,7 +126,12 @@ def main():
     scored = os.path.join(a.out, "profile.json")
     with open(scored, "w") as f:
         json.dump(profile, f, indent=2)
-    raw = os.path.join(a.run, "profile-raw.csv")
+    raw = resolve(os.path.join(a.run, "profile-raw.csv"))
+    if raw.endswith(".gz"):  # gencoll-loggp reads it as it was written
+        plain = os.path.join(a.out, "profile-raw.csv")
+        with open_text(raw, newline="") as f, open(plain, "w", newline="") as g:
+            g.write(f.read())
+        raw = plain
     if os.path.exists(raw):
         loggp = os.path.join(a.build, "profiler", "gencoll-loggp")
         if not os.access(loggp, os.X_OK):

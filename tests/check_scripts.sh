@@ -32,4 +32,16 @@ for args in "--budget 0 gpu" "--budget 10s gpu" "--bundle $out/none gpu" "" "--b
   fi
 done
 echo "check_scripts: device-session.sh refuses bad parts and options before running any"
+
+# A device call carries the working tree and the bundle, 64 MiB together:
+# the kept results leave the bundle room only while their large CSVs stay
+# gzipped (benchmarks/results/README.md; the scripts read NAME.gz as NAME).
+if git -C "$top" rev-parse --git-dir > /dev/null 2>&1; then
+  big=$(cd "$top" && git ls-files -z 'benchmarks/results/*.csv' | xargs -0 -r du -b 2> /dev/null | awk '$1 > 50000 {print $2}')
+  if [ -n "$big" ]; then
+    echo "FAIL: results CSVs above 50 kB not gzipped (gzip -9 -n FILE, then git add): $(echo $big)"; fails=$((fails + 1))
+  else
+    echo "check_scripts: results CSVs above 50 kB are kept gzipped"
+  fi
+fi
 [ "$fails" = 0 ]
