@@ -19,7 +19,8 @@
 // same algorithm worked out ahead for the run where every send finishes as
 // it is posted, see Program::line), which spares a small call of the MPI
 // glues the dependency counters; ProgramRunner, whose calls pay a C++ layer
-// of their own, keeps to the counters.
+// of their own, keeps to the counters, but for a program that is one
+// message alone, which it makes one blocking call as the C runner does.
 #pragma once
 
 #include <algorithm>
@@ -159,10 +160,8 @@ void ProgramRunner::run_here(const Program& p, T& t, const InjectedFault* fault)
   // The working arrays only grow; `ready_` is a stack of at most n ops (each
   // becomes ready once), its top at nready. Copied, not assigned: a vector's
   // assign of a few elements cost some 170 instructions of an 8-byte bcast.
-  if (pending_.size() < n) {
-    pending_.resize(n);
-    ready_.resize(n);
-  }
+  if (ready_.size() < n) ready_.resize(n);  // each on its own: either may throw
+  if (pending_.size() < n) pending_.resize(n);
   std::copy_n(p.pending.data(), n, pending_.data());
   std::copy_n(p.initial.data(), p.initial.size(), ready_.data());
   std::size_t nready = p.initial.size();

@@ -191,12 +191,14 @@ struct ThreadCalls {
   std::optional<FileAnswer> file;
 };
 
-// The thread's ThreadCalls is reached through a pointer in initial-exec TLS,
-// one load from the thread pointer: a thread_local object of a shared library
-// is reached through __tls_get_addr, twice per use for one with a
-// constructor, which was 10 calls and some 170 instructions of an 8-byte
-// bcast (callgrind, 2026-11-30). The pointer's 8 bytes come from the static
-// TLS block, whose reserve glibc keeps for libraries opened with dlopen too.
+// The thread's ThreadCalls is reached through a pointer in initial-exec TLS
+// (its offset from the GOT, then one load relative to the thread pointer): a
+// thread_local object of a shared library is reached through
+// __tls_get_addr, twice per use for one with a constructor, which was 10
+// calls and some 170 instructions of an 8-byte bcast (callgrind,
+// 2026-11-30). The pointer's 8 bytes are static TLS: linked or preloaded,
+// the library gets them at start; opened with dlopen, from glibc's small
+// spare (glibc.rtld.optional_static_tls), which dlopen reports when used up.
 [[gnu::tls_model("initial-exec")]] thread_local ThreadCalls* t_calls = nullptr;
 
 [[gnu::noinline]] ThreadCalls& first_thread_calls() {
@@ -538,13 +540,15 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
     check(classify_type(tc, bufs.type, named));
     layout = named ? tc.named_layout : TypeLayout::of(bufs.type);
   }
-  PmpiTransport t(pc, bufs, layout, g_config.wait, g_config.count_limit, &tc.arrays);
-  InjectedFault fault;
+  // Running until the transport has cancelled and completed what an error
+  // left in flight: a collective an error handler starts meanwhile is nested.
   struct Running {
     bool& flag;
     explicit Running(bool& f) : flag(f) { flag = true; }
     ~Running() { flag = false; }
   } running(tc.running);
+  PmpiTransport t(pc, bufs, layout, g_config.wait, g_config.count_limit, &tc.arrays);
+  InjectedFault fault;
   tc.runner.run(tc.cached->program, t, injected_fault(fault, call.comm));
   return MPI_SUCCESS;
 }

@@ -47,10 +47,11 @@ struct TypeLayout {
 };
 
 // What a transport works in from call to call, kept by the thread with its
-// runner (interpose.cpp), so that a call on a cached program allocates
-// nothing: allocating these afresh was 6-7 malloc/free pairs, some 800
-// instructions of a 7,400-instruction 8-byte allreduce (callgrind,
-// 2026-11-30). Empty between calls; the scratch keeps its memory up to
+// runner (interpose.cpp), so that a call on a cached program of a gap-free
+// type, waiting by the MPI's blocking calls, allocates nothing: allocating
+// these afresh was 6-7 malloc/free pairs, some 800 instructions of a
+// 7,400-instruction 8-byte allreduce (callgrind, 2026-11-30). The requests
+// and ids are empty between calls; the scratch keeps its memory up to
 // kKeptScratchBytes (a larger one is the call's own, freed with it).
 struct CallArrays {
   std::vector<MPI_Request> reqs;
