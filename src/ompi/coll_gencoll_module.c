@@ -291,19 +291,22 @@ static int gencoll_run_near(struct ctx *c, int peer)
  * clean. */
 static int inject_rank(void)
 {
+    /* Read atomically: threads of an MPI_THREAD_MULTIPLE process may ask
+     * first at once (each then works out the same answer). */
     static int rank = -2;
-    if (rank == -2) {
-        const char *v = getenv("GENCOLL_INJECT_FAULT");
-        char *end = NULL;
-        long r = v && *v ? strtol(v, &end, 10) : -1;
-        if (v && *v && (*end != '\0' || r < 0 || r > INT_MAX)) {
-            fprintf(stderr, "gencoll: GENCOLL_INJECT_FAULT=%s: expected a rank of MPI_COMM_WORLD (an integer >= 0) "
-                            "whose collectives get failures injected (tests only); none are injected\n", v);
-            r = -1;
-        }
-        rank = (int) r;
+    int known = __atomic_load_n(&rank, __ATOMIC_RELAXED);
+    if (known != -2)
+        return known;
+    const char *v = getenv("GENCOLL_INJECT_FAULT");
+    char *end = NULL;
+    long r = v && *v ? strtol(v, &end, 10) : -1;
+    if (v && *v && (*end != '\0' || r < 0 || r > INT_MAX)) {
+        fprintf(stderr, "gencoll: GENCOLL_INJECT_FAULT=%s: expected a rank of MPI_COMM_WORLD (an integer >= 0) "
+                        "whose collectives get failures injected (tests only); none are injected\n", v);
+        r = -1;
     }
-    return rank;
+    __atomic_store_n(&rank, (int) r, __ATOMIC_RELAXED);
+    return (int) r;
 }
 
 static int injected(struct gencoll_fault *f, struct ompi_communicator_t *comm)
@@ -311,7 +314,7 @@ static int injected(struct gencoll_fault *f, struct ompi_communicator_t *comm)
     static long calls;
     const int rank = inject_rank();
     if (rank < 0 || ompi_comm_rank(&ompi_mpi_comm_world.comm) != rank || comm == &ompi_mpi_comm_world.comm) return 0;
-    long m = calls++;
+    long m = __atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED);
     if (m % 2 != 0) return 0;
     f->at = m / 2 + 1;
     f->code = OMPI_ERROR;

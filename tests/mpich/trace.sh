@@ -51,3 +51,34 @@ echo "$out" | grep -q "^size_sweep: p=3 ok" || fail "size_sweep with an unwritab
 echo "$out" | grep -q "GENCOLL_TRACE: cannot write $tmp/no/such/dir/trace.0.csv" ||
   fail "an unwritable GENCOLL_TRACE was not named: $out"
 echo "PASS: an unwritable GENCOLL_TRACE is named once per rank and the calls still run"
+
+# Threads (MPI_THREAD_MULTIPLE; tests/mpi/thread_check.c: 4 threads a rank,
+# each on its own communicator, all collectives at once) trace into one file
+# a rank: each call's lines stay together under a number of their own, its
+# ops in order; a directory that cannot be written is named once a rank,
+# however many threads find it so.
+threads="$builddir/tests/mpich/thread_check"
+[ "$threads" -nt "$srcdir/tests/mpi/thread_check.c" ] ||
+  mpicc.mpich -O1 -o "$threads" "$srcdir/tests/mpi/thread_check.c" -lpthread ||
+  fail "cannot build thread_check with mpicc.mpich"
+mkdir -p "$tmp/threads"
+out=$(run_module 3 "${genv[@]}" -genv GENCOLL_TRACE "$tmp/threads" "$threads" -q 2>&1) ||
+  fail "thread_check failed traced: $out"
+echo "$out" | grep -q "^thread_check: p=3 [0-9]* cases, 0 failures" || fail "thread_check traced: $out"
+for r in 0 1 2; do
+  f="$tmp/threads/trace.$r.csv"
+  [ -s "$f" ] || fail "no trace of rank $r in $tmp/threads: $(ls "$tmp/threads")"
+  bad=$(awk -F, 'FNR == 1 { next }
+    $1 != prev { if ($1 in seen) { print "call " $1 " in two places"; exit }
+                 seen[$1] = 1; prev = $1; want = 0 }
+    $10 != want { print "call " $1 ": op " $10 " where op " want " was due"; exit }
+    { want++ }' "$f")
+  [ -z "$bad" ] || fail "rank $r's trace of its threads' calls: $bad"
+done
+calls=$(awk -F, 'FNR > 1 { print $1 }' "$tmp/threads/trace.0.csv" | sort -u | wc -l)
+[ "$calls" -ge 80 ] || fail "rank 0 traced $calls calls of its 4 threads (4 x 6 rounds of 4 collectives)"
+out=$(run_module 3 "${genv[@]}" -genv GENCOLL_TRACE "$tmp/no/such/dir" "$threads" -q 2>&1) ||
+  fail "thread_check failed with an unwritable GENCOLL_TRACE: $out"
+n=$(grep -c "GENCOLL_TRACE: cannot write" <<< "$out")
+[ "$n" = 3 ] || fail "an unwritable GENCOLL_TRACE was named $n times by 3 ranks of 4 threads: $out"
+echo "PASS: threads trace $calls calls on rank 0, each call's ops together and in order; an unwritable directory named once a rank"

@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -414,7 +415,7 @@ static int gencoll_injected(struct gencoll_fault *f, MPIR_Comm * comm_ptr)
 {
     if (MPIR_Process.comm_world->rank != MPII_Gencoll_inject_rank || comm_ptr == MPIR_Process.comm_world)
         return 0;
-    long m = gencoll_inject_calls++;
+    long m = __atomic_fetch_add(&gencoll_inject_calls, 1, __ATOMIC_RELAXED);
     if (m % 2 != 0)
         return 0;
     f->at = m / 2 + 1;
@@ -429,9 +430,15 @@ static int gencoll_injected(struct gencoll_fault *f, MPIR_Comm * comm_ptr)
  * start, to DIR/trace.<rank of MPI_COMM_WORLD>.csv; benchmarks/trace_compare.py
  * sets them beside the simulator's (gencoll-sim --timeline). A diagnostic:
  * the times are read around each step, and one-message programs take the
- * runner too. */
+ * runner too. Threads of an MPI_THREAD_MULTIPLE process write one file:
+ * opening it, numbering the calls and writing a call's lines happen under
+ * gencoll_trace_lock; a file that cannot be opened turns tracing off for
+ * every thread (gencoll_trace_on, read atomically), and the directory's name
+ * stays allocated, since another thread may be reading it. */
 int MPII_Gencoll_instrumented;
 static char *gencoll_trace_dir;
+static int gencoll_trace_on;
+static pthread_mutex_t gencoll_trace_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *gencoll_trace_file;
 static long gencoll_trace_calls;
 
@@ -447,7 +454,8 @@ static int gencoll_trace_run(struct gencoll_ctx *c, const struct gencoll_program
         times[i] = -1;
     const double t0 = gencoll_run_clock(c);
     const int rc = gencoll_run_program_traced(c, program, work, fault, times);
-    if (!gencoll_trace_file) {
+    pthread_mutex_lock(&gencoll_trace_lock);
+    if (!gencoll_trace_file && __atomic_load_n(&gencoll_trace_on, __ATOMIC_RELAXED)) {
         const size_t n = strlen(gencoll_trace_dir) + 48;
         char *path = MPL_malloc(n, MPL_MEM_COLL);
         if (path) {
@@ -460,11 +468,8 @@ static int gencoll_trace_run(struct gencoll_ctx *c, const struct gencoll_program
                       "start_us,done_us\n", gencoll_trace_file);
             MPL_free(path);
         }
-        if (!gencoll_trace_file) {
-            MPL_free(gencoll_trace_dir);        /* said once; no more tracing */
-            gencoll_trace_dir = NULL;
-            MPII_Gencoll_instrumented = MPII_Gencoll_inject_rank >= 0;
-        }
+        if (!gencoll_trace_file)        /* said once; no more tracing */
+            __atomic_store_n(&gencoll_trace_on, 0, __ATOMIC_RELAXED);
     }
     if (gencoll_trace_file) {
         static const char *const kinds[] = { "send", "recv", "reduce", "copy", "fold", "permute" };
@@ -486,6 +491,7 @@ static int gencoll_trace_run(struct gencoll_ctx *c, const struct gencoll_program
         }
         fflush(gencoll_trace_file);
     }
+    pthread_mutex_unlock(&gencoll_trace_lock);
     MPL_free(times);
     return rc;
 }
@@ -498,7 +504,7 @@ static int gencoll_run_instrumented(struct gencoll_ctx *c, const struct gencoll_
     struct gencoll_fault fault;
     const struct gencoll_fault *inject = MPII_Gencoll_inject_rank >= 0 &&
         gencoll_injected(&fault, c->a->comm_ptr) ? &fault : NULL;
-    return gencoll_trace_dir ? gencoll_trace_run(c, program, work, inject) :
+    return __atomic_load_n(&gencoll_trace_on, __ATOMIC_RELAXED) ? gencoll_trace_run(c, program, work, inject) :
         gencoll_run_program(c, program, work, inject);
 }
 
@@ -730,6 +736,7 @@ int MPII_Gencoll_init(void)
         gencoll_trace_dir = MPL_strdup(trace);
         if (!gencoll_trace_dir)
             MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+        gencoll_trace_on = 1;
     }
     MPII_Gencoll_instrumented = MPII_Gencoll_inject_rank >= 0 || gencoll_trace_dir != NULL;
     if (gencoll_mpich_abi_version() != GENCOLL_MPICH_ABI_VERSION) {
