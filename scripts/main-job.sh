@@ -143,17 +143,20 @@ done
 [[ $max_time =~ ^[0-9]*\.?[0-9]+$ ]] || die "--max-time $max_time: expected a number of seconds"
 [ "$max" -ge 8 ] || die "--max $max: expected at least 8 bytes"
 [ "$min" -ge 8 ] && [ "$min" -le "$max" ] || die "--min $min: expected 8 to --max ($max) bytes"
+# A file of the --merge directory, which a kept run holds gzipped where it is
+# large (benchmarks/results/README.md).
+merge_cat() { if [ -f "$merge/$1" ]; then cat "$merge/$1"; else zcat "$merge/$1.gz"; fi; }
 if [ -n "$merge" ]; then
   for f in profile.json sweep.csv tuned-run.csv; do
-    [ -f "$merge/$f" ] || die "--merge $merge: no $f there (a results directory of main-job.sh?)"
+    [ -f "$merge/$f" ] || [ -f "$merge/$f.gz" ] || die "--merge $merge: no $f there (a results directory of main-job.sh?)"
   done
   [ "$min" -gt 8 ] || die "--merge: give --min, the smallest size to measure beyond $merge's"
   [ -z "$out" ] || [ "$(cd "$out" 2>/dev/null && pwd)" != "$merge" ] || die "--merge $merge: give another --out (this run's files would replace its)"
-  mranks=$(awk -F, 'NR == 2 { print $3 }' "$merge/sweep.csv")
+  mranks=$(merge_cat sweep.csv | awk -F, 'NR == 2 { print $3 }')
   [ "$mranks" = "$np" ] || die "--merge $merge: measured on $mranks ranks, this run has $np"
   # The tuned file covers DIR's sizes above --max too, so that they are
   # scored against this run's predictions.
-  mmax=$(awk -F, 'NR > 1 && $6 != "allgather" && $8 + 0 > m { m = $8 + 0 } END { print m + 0 }' "$merge/sweep.csv")
+  mmax=$(merge_cat sweep.csv | awk -F, 'NR > 1 && $6 != "allgather" && $8 + 0 > m { m = $8 + 0 } END { print m + 0 }')
 fi
 tune_max=$max
 if [ -n "$merge" ] && [ "$mmax" -gt "$max" ]; then tune_max=$mmax; fi
@@ -235,7 +238,7 @@ if [ -n "$merge" ]; then
   log "continuing $merge with $min-$max B: its profile, no profiling"
   echo "merged: $merge's profile, and its measurements outside $min-$max B" >> "$out/machine.txt"
   cp "$merge/profile.json" "$out/profile.json"
-  [ ! -f "$merge/profile-raw.csv" ] || cp "$merge/profile-raw.csv" "$out/profile-raw.csv"
+  if [ -f "$merge/profile-raw.csv" ] || [ -f "$merge/profile-raw.csv.gz" ]; then merge_cat profile-raw.csv > "$out/profile-raw.csv"; fi
 else
   log "profiling this machine (gencoll-loggp)"
   launch "$build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
@@ -332,9 +335,9 @@ if [ -n "$merge" ]; then
   # (same header).
   for f in sweep.csv tuned-run.csv; do
     { head -n 1 "$out/$f"
-      awk -F, -v min="$min" -v agmin="$agmin" 'FNR > 1 && $8 + 0 < ($6 == "allgather" ? agmin : min)' "$merge/$f"
+      merge_cat "$f" | awk -F, -v min="$min" -v agmin="$agmin" 'FNR > 1 && $8 + 0 < ($6 == "allgather" ? agmin : min)'
       tail -n +2 "$out/$f"
-      awk -F, -v max="$max" -v agmax="$agmax" 'FNR > 1 && $8 + 0 > ($6 == "allgather" ? agmax : max)' "$merge/$f"
+      merge_cat "$f" | awk -F, -v max="$max" -v agmax="$agmax" 'FNR > 1 && $8 + 0 > ($6 == "allgather" ? agmax : max)'
     } > "$out/$f.new"
     mv "$out/$f.new" "$out/$f"
   done

@@ -139,13 +139,17 @@ if [ -d "$kept" ]; then
   # cut sweep's rows (main-job's .part file) still count, and the report says
   # the tuned file was not measured instead of failing.
   cut=$tmp/cut
-  rm -rf "$cut" && cp -r "$kept" "$cut" && rm -f "$cut/tuned-run.csv"
-  head -n 1 "$kept/sweep.csv" > "$cut/sweep.csv.sweep.part"
-  awk -F, 'NR > 1 && $6 == "reduce"' "$kept/sweep.csv" >> "$cut/sweep.csv.sweep.part"
+  # The kept sweep as text (results keep large CSVs gzipped,
+  # benchmarks/results/README.md); the cut run gets plain files alone.
+  sweep=$tmp/kept-sweep.csv
+  if [ -f "$kept/sweep.csv" ]; then cp "$kept/sweep.csv" "$sweep"; else zcat "$kept/sweep.csv.gz" > "$sweep"; fi
+  rm -rf "$cut" && cp -r "$kept" "$cut" && rm -f "$cut"/tuned-run.csv* "$cut"/sweep.csv*
+  head -n 1 "$sweep" > "$cut/sweep.csv.sweep.part"
+  awk -F, 'NR > 1 && $6 == "reduce"' "$sweep" >> "$cut/sweep.csv.sweep.part"
   # A run stopped at its limit can leave its last row half written, here
   # inside its last column (every field counted, a round's median cut).
-  awk -F, 'NR == 2 { printf "%s", substr($0, 1, length($0) - 2) }' "$kept/sweep.csv" >> "$cut/sweep.csv.sweep.part"
-  awk -F, 'NR == 1 || $6 != "reduce"' "$kept/sweep.csv" > "$cut/sweep.csv"
+  awk -F, 'NR == 2 { printf "%s", substr($0, 1, length($0) - 2) }' "$sweep" >> "$cut/sweep.csv.sweep.part"
+  awk -F, 'NR == 1 || $6 != "reduce"' "$sweep" > "$cut/sweep.csv"
   python3 "$srcdir/benchmarks/rescore.py" "$cut" --out "$tmp/rescore-cut" --build "$builddir" > "$tmp/rescore-cut.out" 2>&1 ||
     { cat "$tmp/rescore-cut.out"; fail "rescore.py failed on a cut run"; }
   grep -q "^- tuned file: not measured in this run" "$tmp/rescore-cut.out" ||
