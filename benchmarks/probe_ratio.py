@@ -61,13 +61,15 @@ def main():
         if "=" not in s:
             sys.exit(f"probe_ratio.py: --set {s}: expected PATH=VALUE")
         put(profile, *s.split("=", 1))
+    with open_text(os.path.join(a.probe, "sweep.csv"), newline="") as f:
+        rows = list(csv.DictReader(f))
     measured = {}
-    for r in csv.DictReader(open_text(os.path.join(a.probe, "sweep.csv"))):
+    for r in rows:
         if r["config"] != "native" and int(r["bytes"]) >= a.min:
             measured[(r["config"], int(r["bytes"]))] = float(r["median_us"])
     if not measured:
         sys.exit(f"probe_ratio.py: {a.probe}/sweep.csv has no configuration of gencoll's from {a.min} B")
-    coll = {r["collective"] for r in csv.DictReader(open_text(os.path.join(a.probe, "sweep.csv")))}
+    coll = {r["collective"] for r in rows}
     configs = sorted({c for c, _ in measured})
     sizes = sorted({b for _, b in measured})
     algs = sorted({c.split(":")[0] for c in configs})

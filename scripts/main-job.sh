@@ -145,10 +145,11 @@ done
 [ "$min" -ge 8 ] && [ "$min" -le "$max" ] || die "--min $min: expected 8 to --max ($max) bytes"
 # A file of the --merge directory, which a kept run holds gzipped where it is
 # large (benchmarks/results/README.md).
+merge_has() { [ -f "$merge/$1" ] || [ -f "$merge/$1.gz" ]; }
 merge_cat() { if [ -f "$merge/$1" ]; then cat "$merge/$1"; else zcat "$merge/$1.gz"; fi; }
 if [ -n "$merge" ]; then
   for f in profile.json sweep.csv tuned-run.csv; do
-    [ -f "$merge/$f" ] || [ -f "$merge/$f.gz" ] || die "--merge $merge: no $f there (a results directory of main-job.sh?)"
+    merge_has "$f" || die "--merge $merge: no $f there (a results directory of main-job.sh?)"
   done
   [ "$min" -gt 8 ] || die "--merge: give --min, the smallest size to measure beyond $merge's"
   [ -z "$out" ] || [ "$(cd "$out" 2>/dev/null && pwd)" != "$merge" ] || die "--merge $merge: give another --out (this run's files would replace its)"
@@ -238,7 +239,7 @@ if [ -n "$merge" ]; then
   log "continuing $merge with $min-$max B: its profile, no profiling"
   echo "merged: $merge's profile, and its measurements outside $min-$max B" >> "$out/machine.txt"
   cp "$merge/profile.json" "$out/profile.json"
-  if [ -f "$merge/profile-raw.csv" ] || [ -f "$merge/profile-raw.csv.gz" ]; then merge_cat profile-raw.csv > "$out/profile-raw.csv"; fi
+  ! merge_has profile-raw.csv || merge_cat profile-raw.csv > "$out/profile-raw.csv"
 else
   log "profiling this machine (gencoll-loggp)"
   launch "$build/profiler/gencoll-loggp" --quick --out "$out/profile.json" --csv "$out/profile-raw.csv" \
