@@ -28,7 +28,7 @@
 #                 yield (mpich-yield/): waiting ranks leave their core to the
 #                 kernel's packet processing
 #   --flows SETS  after the sweep, `nic_share flows` for each set (sets
-#                 separated by ';', each "BYTES REPS S:D S:D ..."), each run
+#                 separated by ';', each "BYTES REPS [sendfirst] S:D S:D ..."), each run
 #                 --runs times (default 3) as jobs of their own: how a set of
 #                 messages started at once shares the links, and how that
 #                 changes from run to run (selection/PROFILES.md)
@@ -73,8 +73,8 @@ hosts=${BASH_REMATCH[1]} per_host=${BASH_REMATCH[2]} np=$(( ${BASH_REMATCH[1]} *
 if [ -n "$flows" ]; then
   IFS=';' read -r -a flow_sets <<< "$flows"
   for f in "${flow_sets[@]}"; do
-    [[ $f =~ ^\ *[1-9][0-9]*\ +[1-9][0-9]*(\ +[0-9]+:[0-9]+(@[0-9.]+)?)+\ *$ ]] ||
-      { echo "emu_probe.sh: --flows: '$f': expected \"BYTES REPS S:D S:D ...\" (sets separated by ';')" >&2; exit 2; }
+    [[ $f =~ ^\ *[1-9][0-9]*\ +[1-9][0-9]*(\ +sendfirst)?(\ +[0-9]+:[0-9]+(@[0-9.]+)?)+\ *$ ]] ||
+      { echo "emu_probe.sh: --flows: '$f': expected \"BYTES REPS [sendfirst] S:D S:D ...\" (sets separated by ';')" >&2; exit 2; }
   done
 fi
 [ -f "$bundle/env.sh" ] || { echo "emu_probe.sh: $bundle is not a bundle of scripts/device-bundle.sh" >&2; exit 1; }

@@ -33,6 +33,13 @@
  *         message alone and for all. Any pattern of flows between hosts, e.g.
  *         two ranks of one host exchanging with two of another, or only one way.
  *         S:D@US: the send is posted US microseconds after the others start.
+ *         With "sendfirst" (before the first S:D) each rank posts its sends
+ *         in turn, each followed by its next receive from the same peer, as
+ *         gencoll's exchanges do (coll/exchanges.cpp), and nothing before its
+ *         first send is due: S:D@US then makes rank S enter US late, in MPI.
+ *         Over a transport that answers a rendezvous behind the answering
+ *         rank's own bytes (UCX over TCP), whether several messages each way
+ *         between two ranks still cross when one of them is late.
  *
  * overlap: rank A sends BYTES to rank B while one of them (B with "recv", A
  *         with "send") reduces y[i] += x[i] over WORK bytes of doubles between
@@ -61,7 +68,7 @@
  * usage: nic_share out|in BYTES REPS A B1 [B2 ...]
  *        nic_share pairs BYTES REPS NPAIRS [spin]
  *        nic_share behind BYTES SMALL REPS A1 B1 A2 B2
- *        nic_share flows BYTES REPS S:D [S:D ...]
+ *        nic_share flows BYTES REPS [sendfirst] S:D[@US] [S:D[@US] ...]
  *        nic_share stream BYTES REPS A B N [US]
  *        nic_share overlap BYTES WORK REPS A B recv|send */
 #include <unistd.h>
@@ -233,13 +240,16 @@ static int behind_main(int argc, char **argv, int rank, int size) {
 
 /* Median over `reps` of the slowest rank's time for the first `n` flows at
  * once, each send posted `after[i]` s after the start (`after` NULL: all at
- * once), in the order of those times. */
+ * once), in the order of those times. The receives are posted at the start,
+ * or with `send_first` each right after the send to its peer of the same turn
+ * (the j-th receive from a peer after the j-th send to it; the rest after
+ * the last send), nothing before the rank's first send is due. */
 static double flows_once(long bytes, int reps, const int *src, const int *dst, const double *after, int n, char *buf,
-                         int rank) {
+                         int rank, int send_first) {
   double *t = calloc((size_t)reps, sizeof(double));
   MPI_Request *req = calloc((size_t)(2 * n), sizeof(MPI_Request));
-  int *order = calloc((size_t)n, sizeof(int));
-  if (!t || !req || !order) MPI_Abort(MPI_COMM_WORLD, 1);
+  int *order = calloc((size_t)n, sizeof(int)), *posted = calloc((size_t)n, sizeof(int));
+  if (!t || !req || !order || !posted) MPI_Abort(MPI_COMM_WORLD, 1);
   int m = 0;  /* this rank's sends, by due time (stable insertion sort) */
   for (int i = 0; i < n; ++i)
     if (src[i] == rank) order[m++] = i;
@@ -251,21 +261,34 @@ static double flows_once(long bytes, int reps, const int *src, const int *dst, c
     }
   for (int r = 0; r < reps; ++r) {
     int k = 0;
+    memset(posted, 0, (size_t)n * sizeof(int));
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    for (int i = 0; i < n; ++i)
-      if (dst[i] == rank)
+    for (int i = 0; i < n && !send_first; ++i)
+      if (dst[i] == rank) {
         MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+        posted[i] = 1;
+      }
     for (int j = 0; j < m; ++j) {
       const int i = order[j];
-      /* A late message waits here, progressing those already posted. */
-      while (after && MPI_Wtime() - t0 < after[i])
-        for (int q = 0; q < k; ++q) {
-          int flag;
-          MPI_Test(&req[q], &flag, MPI_STATUS_IGNORE);
-        }
+      /* A late message waits here, progressing those already posted (a late
+       * rank with nothing posted yet, in MPI as a collective's caller is). */
+      while (after && MPI_Wtime() - t0 < after[i]) {
+        int flag;
+        if (k == 0) MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        for (int q = 0; q < k; ++q) MPI_Test(&req[q], &flag, MPI_STATUS_IGNORE);
+      }
       MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, dst[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+      for (int q = 0; q < n && send_first; ++q) /* the next receive from this send's peer */
+        if (dst[q] == rank && !posted[q] && src[q] == dst[i]) {
+          MPI_Irecv(buf + (size_t)(n + q) * bytes, (int)bytes, MPI_BYTE, src[q], 7 + q, MPI_COMM_WORLD, &req[k++]);
+          posted[q] = 1;
+          break;
+        }
     }
+    for (int i = 0; i < n; ++i) /* from peers this rank sends fewer messages to */
+      if (dst[i] == rank && !posted[i])
+        MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
     for (int i = 0; i < k; ++i) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
     double dt = MPI_Wtime() - t0;
     MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -274,32 +297,34 @@ static double flows_once(long bytes, int reps, const int *src, const int *dst, c
   free(t);
   free(req);
   free(order);
+  free(posted);
   return med;
 }
 
 static int flows_main(int argc, char **argv, int rank, int size) {
   const long bytes = argc > 2 ? atol(argv[2]) : 0;
-  const int reps = argc > 3 ? atoi(argv[3]) : 0, n = argc - 4;
+  const int reps = argc > 3 ? atoi(argv[3]) : 0, send_first = argc > 4 && !strcmp(argv[4], "sendfirst");
+  const int first = 4 + send_first, n = argc - first;
   int *src = calloc((size_t)(n > 0 ? n : 1), sizeof(int)), *dst = calloc((size_t)(n > 0 ? n : 1), sizeof(int));
   double *after = calloc((size_t)(n > 0 ? n : 1), sizeof(double));
   if (!src || !dst || !after) MPI_Abort(MPI_COMM_WORLD, 1);
   int bad = n < 1 || bytes <= 0 || bytes > (1L << 30) || reps < 1;
   for (int i = 0; i < n && !bad; ++i) {
     int used = 0;
-    bad |= sscanf(argv[4 + i], "%d:%d%n", &src[i], &dst[i], &used) != 2 || src[i] < 0 || src[i] >= size ||
+    bad |= sscanf(argv[first + i], "%d:%d%n", &src[i], &dst[i], &used) != 2 || src[i] < 0 || src[i] >= size ||
            dst[i] < 0 || dst[i] >= size || src[i] == dst[i];
-    if (!bad && argv[4 + i][used] == '@') {
+    if (!bad && argv[first + i][used] == '@') {
       char *end = NULL;
-      const char *at = argv[4 + i] + used + 1;
+      const char *at = argv[first + i] + used + 1;
       after[i] = strtod(at, &end) * 1e-6;
       bad |= end == at || *end != '\0' || !isfinite(after[i]) || after[i] < 0;
     } else {
-      bad |= argv[4 + i][used] != '\0';
+      bad |= argv[first + i][used] != '\0';
     }
   }
   if (bad) {
     if (rank == 0)
-      fprintf(stderr, "usage: nic_share flows BYTES REPS S:D[@US] [S:D[@US] ...] (ranks below %d, S != D, "
+      fprintf(stderr, "usage: nic_share flows BYTES REPS [sendfirst] S:D[@US] [S:D[@US] ...] (ranks below %d, S != D, "
                       "1 <= BYTES <= 2^30, US: microseconds the send waits)\n", size);
     free(src);
     free(dst);
@@ -308,11 +333,12 @@ static int flows_main(int argc, char **argv, int rank, int size) {
   }
   char *buf = calloc((size_t)(2 * n), (size_t)bytes);
   if (!buf) MPI_Abort(MPI_COMM_WORLD, 1);
-  const double one = flows_once(bytes, reps, src, dst, NULL, 1, buf, rank);  /* the first, not delayed */
-  const double all = flows_once(bytes, reps, src, dst, after, n, buf, rank);
+  const double one = flows_once(bytes, reps, src, dst, NULL, 1, buf, rank, send_first);  /* the first, not delayed */
+  const double all = flows_once(bytes, reps, src, dst, after, n, buf, rank, send_first);
   if (rank == 0) {
-    printf("# nic_share flows: %ld B per message, %d reps, slowest rank's median\nfirst message alone: %.1f us\n", bytes,
-           reps, one * 1e6);
+    printf("# nic_share flows: %ld B per message, %d reps, slowest rank's median, receives posted %s\n"
+           "first message alone: %.1f us\n", bytes, reps, send_first ? "each after its turn's send" : "first",
+           one * 1e6);
     printf("all %d at once:", n);
     for (int i = 0; i < n; ++i) {
       printf(" %d:%d", src[i], dst[i]);
@@ -466,7 +492,7 @@ int main(int argc, char **argv) {
   if (argc < 6 || (strcmp(argv[1], "out") && strcmp(argv[1], "in")) || argc - 5 > 64) {
     if (rank == 0)
       fprintf(stderr, "usage: nic_share out|in BYTES REPS A B1 [B2 ... up to 64] | pairs BYTES REPS NPAIRS [spin] | "
-                      "behind BYTES SMALL REPS A1 B1 A2 B2 | flows BYTES REPS S:D [S:D ...] | "
+                      "behind BYTES SMALL REPS A1 B1 A2 B2 | flows BYTES REPS [sendfirst] S:D [S:D ...] | "
                       "overlap BYTES WORK REPS A B recv|send | stream BYTES REPS A B N\n");
     MPI_Finalize();
     return 2;
