@@ -11,6 +11,7 @@ algorithm, measured in the same run). Python standard library only.
 
 usage: analyze.py --sweep SWEEP.csv [--tuned TUNED.csv] --picks PICKS.csv
                   --predicted SIM.csv --out DIR [--title TEXT] [--link-rate RATE]
+                  [--apps APPS.csv]
   SWEEP.csv      gencoll-bench --sweep all (native, mpich:*, gencoll ALG:K)
   TUNED.csv      gencoll-bench --sweep native under the tuned selection file
                  (left out where a run was cut before it: the rest is scored,
@@ -22,6 +23,9 @@ usage: analyze.py --sweep SWEEP.csv [--tuned TUNED.csv] --picks PICKS.csv
                  network-bound sizes, those whose time on the link (bytes /
                  rate) is at least 10x the collective's smallest-size latency
                  under MPICH's default, with the simulator's error there
+  APPS.csv       benchmarks/app_proxy.c's rows (label default or tuned, one
+                 job a row): per application the median time per step under
+                 each and the speedup, the whole applications' view
 Writes DIR/report.md, DIR/speedup.dat, DIR/speedup.gp and, with gnuplot,
 DIR/speedup.png, and with --link-rate DIR/model-misses.csv (every gencoll
 configuration at the network-bound sizes, farthest from its prediction
@@ -72,6 +76,11 @@ def read_csv(path, need):
 
 def geomean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def median(xs):
+    s = sorted(xs)
+    return (s[(len(s) - 1) // 2] + s[len(s) // 2]) / 2
 
 
 def ranks(xs):
@@ -201,6 +210,47 @@ def targets(points, out):
              "%d of %d outside" % (off, len(errs)))
 
 
+APP_COLS = ["label", "app", "ranks", "bytes", "bucket", "rows", "compute_us", "steps", "round", "us_per_step"]
+
+
+def applications(path, out):
+    """The application proxies' section: median time per step of the jobs
+    under MPICH's default and under the tuned file, and their ratio."""
+    runs = defaultdict(lambda: defaultdict(list))  # app -> label -> us per step, one per job
+    try:
+        with open(path) as f:
+            rows = list(csv.reader(f))
+    except OSError as e:
+        die("%s: %s" % (path, e.strerror))
+    for n, row in enumerate(rows, 1):
+        try:
+            if len(row) != len(APP_COLS):
+                raise ValueError("%d fields" % len(row))
+            r = dict(zip(APP_COLS, row))
+            runs[r["app"]][r["label"]].append(float(r["us_per_step"]))
+        except ValueError as e:
+            die("%s, line %d: %s; expected %s" % (path, n, e, ",".join(APP_COLS)))
+    out("")
+    out("## Applications, unchanged (benchmarks/app_proxy.c; time per step, median of the jobs)")
+    out("")
+    out("| application | MPICH default (us) | tuned file (us) | speedup | jobs each |")
+    out("|---|---:|---:|---:|---:|")
+    speedups = []
+    for app in sorted(runs):
+        d, t = runs[app].get("default", []), runs[app].get("tuned", [])
+        if not d or not t:
+            out("| %s | %s | %s | - | %d / %d |" % (app, "%.1f" % median(d) if d else "-",
+                                                   "%.1f" % median(t) if t else "-", len(d), len(t)))
+            continue
+        s = median(d) / median(t)
+        speedups.append(s)
+        out("| %s | %.1f | %.1f | %.2fx | %d |" % (app, median(d), median(t), s, min(len(d), len(t))))
+    if speedups:
+        out("")
+        out("- applications: tuned file vs MPICH default, geometric mean %.3fx (%.2fx-%.2fx)"
+            % (geomean(speedups), min(speedups), max(speedups)))
+
+
 def main():
     ap = argparse.ArgumentParser(add_help=True)
     for name in ("--sweep", "--picks", "--predicted", "--out"):
@@ -208,6 +258,7 @@ def main():
     ap.add_argument("--tuned")
     ap.add_argument("--title", default="")
     ap.add_argument("--link-rate", type=link_rate, default=0)
+    ap.add_argument("--apps")
     a = ap.parse_args()
 
     bench_cols = ["collective", "config", "bytes", "median_us", "ranks"]
@@ -356,6 +407,8 @@ def main():
             out("|---|---|---:|---:|---:|")
             for (coll, alg), rs in sorted(ratios.items(), key=lambda kv: (COLLS.index(kv[0][0]), kv[0][1])):
                 out("| %s | %s | %.2f | %.2f-%.2f | %d |" % (coll, alg, geomean(rs), min(rs), max(rs), len(rs)))
+    if a.apps:
+        applications(a.apps, out)
     report = "\n".join(lines) + "\n"
 
     os.makedirs(a.out, exist_ok=True)

@@ -67,7 +67,7 @@ put() {  # FILE DEST (relative to $out)
 }
 # At the paths main-job.sh and gpu-run.sh (a build tree's .libs/) look in.
 for p in profiler/gencoll-loggp selection/gencoll-tune selection/gencoll-sim benchmarks/gencoll-bench.mpich \
-  benchmarks/nic_share.mpich; do
+  benchmarks/nic_share.mpich benchmarks/app_proxy.mpich; do
   put "$(real "$build/$p")" "build/$p"
 done
 put "$(real "$build/tests/gpu/gpu_check")" "build/tests/gpu/.libs/gpu_check"

@@ -9,11 +9,16 @@
 #      algorithm/k (MPICH's and gencoll's), the node-aware compositions the
 #      tuned file chose (smp+ALG:K) and the tuned file, for the four
 #      collectives over a size sweep;
-#   5. print the table (benchmarks/analyze.py: speedup of the tuned file over
+#   5. run three unchanged applications (benchmarks/app_proxy.c: data-parallel
+#      training, a CG-like solver, master and workers) with MPICH's default
+#      and with the tuned file, their collectives sized by --max;
+#   6. print the table (benchmarks/analyze.py: speedup of the tuned file over
 #      MPICH's default, selection quality, rank correlation, generalization
-#      cost) and plot the measured speedup per size.
+#      cost, the applications' time per step) and plot the measured speedup
+#      per size.
 #
 # usage: main-job.sh [--np N] [--min BYTES] [--max BYTES] [--iters N] [--out DIR] [--merge DIR]
+#                    [--apps LIST] [--app-rounds N] [--app-compute US]
 #                    [--hostfile FILE | --emulate N[xR] [--rate R] [--mtu M] | --single-node]
 #   --np N        ranks (default: the host file's or allocation's slots, the
 #                 emulated cluster's N x R, else the cores, 4 to 16)
@@ -38,6 +43,16 @@
 #                 rank's per-message times beside the model's
 #                 (trace/*/compare.txt, benchmarks/trace_compare.py;
 #                 default 4, 0: none)
+#   --apps LIST   the applications of step 5, comma-separated (default
+#                 ddp,cg,master; none: skip the step): ddp sums --max bytes of
+#                 gradients in buckets of --max/4 and broadcasts them every 10
+#                 steps, cg gathers a vector of --max/4 bytes and takes two
+#                 8-byte dot products, master broadcasts --max/4 bytes and
+#                 reduces as many; each step also computes --app-compute us
+#   --app-rounds N  jobs of each application under each selection,
+#                 interleaved (default 3; the report takes their median)
+#   --app-compute US  microseconds of computation per step (default 1000; a
+#                 pause, so that ranks sharing cores leave them to the network)
 #   --out DIR     results directory (default benchmarks/results/DATE-WHERE-Nr)
 #   --hostfile F  run across the hosts of a hydra host file (host[:slots] lines)
 #   --emulate NxR run on an emulated cluster of N hosts with R ranks each
@@ -77,6 +92,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
 np= max= min=8 merge= iters=50 max_time=0.25 rounds=3 trace=4 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0 mtu=()
+apps=ddp,cg,master app_rounds=3 app_compute=1000
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -88,6 +104,9 @@ while [ $# -gt 0 ]; do
     --max-time) max_time=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --trace) trace=$2; shift 2 ;;
+    --apps) apps=${2:?--apps needs a list}; shift 2 ;;
+    --app-rounds) app_rounds=${2:?--app-rounds needs a number}; shift 2 ;;
+    --app-compute) app_compute=${2:?--app-compute needs microseconds}; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --hostfile) hostfile=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
     --emulate) emulate=$2; shift 2 ;;
@@ -105,6 +124,9 @@ done
 log() { echo "main-job: $*" >&2; }
 die() { echo "main-job.sh: $*" >&2; exit 2; }
 [[ $trace =~ ^[0-9]+$ ]] || die "--trace $trace: expected a number of configurations (0: none)"
+[[ $apps =~ ^(none|(ddp|cg|master)(,(ddp|cg|master))*)$ ]] || die "--apps $apps: expected none or a comma-separated list of ddp, cg, master"
+[[ $app_rounds =~ ^[1-9][0-9]*$ ]] || die "--app-rounds $app_rounds: expected a positive number of jobs"
+[[ $app_compute =~ ^[0-9]+$ ]] || die "--app-compute $app_compute: expected whole microseconds"
 [ -z "$hostfile" ] || [ -f "$hostfile" ] || die "--hostfile $hostfile: no such file"
 if [ -n "$hostfile" ] && [ -n "$emulate" ]; then die "--hostfile and --emulate exclude each other"; fi
 # Where the ranks run: hosts x ranks per host.
@@ -343,11 +365,36 @@ if [ -n "$merge" ]; then
     mv "$out/$f.new" "$out/$f"
   done
 fi
-link=()
+# Applications that stay unchanged: the same binary with MPICH's default and
+# with the tuned file, jobs interleaved so that a slow spell of the machine
+# falls on both.
+rm -f "$out/apps.csv" "$out/apps.txt"
+if [ "$apps" != none ]; then
+  log "running the applications ($apps) with MPICH's default and the tuned file"
+  quarter=$(( max / 32 * 8 < 8 ? 8 : max / 32 * 8 ))  # whole floats, ints and doubles
+  for r in $(seq 1 "$app_rounds"); do
+    for a in ${apps//,/ }; do
+      case $a in
+        ddp) args=(ddp --bytes "$(( 4 * quarter ))" --bucket "$quarter" --every 10) ;;
+        cg) args=(cg --rows "$(( quarter / 8 / np < 1 ? 1 : quarter / 8 / np ))") ;;
+        master) args=(master --bytes "$quarter") ;;
+      esac
+      for label in default tuned; do
+        sel=()
+        [ "$label" = default ] || sel=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" "${no_device[@]}")
+        launch "${sel[@]}" "$build/benchmarks/app_proxy.mpich" "${args[@]}" --steps 5 --warmup 1 --rounds 1 \
+          --compute "$app_compute" --label "$label" --csv "$out/apps.csv" >> "$out/apps.txt" 2>&1 < /dev/null ||
+          { tail -n 5 "$out/apps.txt" >&2; die "the application $a ($label) failed (see $out/apps.txt)"; }
+      done
+    done
+  done
+fi
+link=() app_csv=()
 [ -n "$emulate" ] && link=(--link-rate "$rate")  # for the network-bound sizes
+[ ! -f "$out/apps.csv" ] || app_csv=(--apps "$out/apps.csv")
 rm -f "$out/model-misses.csv"  # written only with them
 python3 "$top/benchmarks/analyze.py" --sweep "$out/sweep.csv" --tuned "$out/tuned-run.csv" \
-  --picks "$out/tuned-picks.csv" --predicted "$out/tuned.csv" --out "$out" "${link[@]}" \
+  --picks "$out/tuned-picks.csv" --predicted "$out/tuned.csv" --out "$out" "${link[@]}" "${app_csv[@]}" \
   --title "gencoll on $(uname -n): $np ranks on $hosts host(s)${emulate:+ (emulated, $rate NICs)}, $cores cores, $(date +%F)"
 # The configurations the model missed most, once more with every message's
 # times (GENCOLL_TRACE) beside the model's: where a run on a lent machine

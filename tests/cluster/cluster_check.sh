@@ -17,7 +17,8 @@
 #      NIC's sharing (node_radix);
 #   5. nic_share runs across hosts, no faster than the links allow;
 #   6. the README's first command in small (main-job.sh --emulate 2x1 up to
-#      16 KiB): profile, tune, measure and report, ranks bound by the binder;
+#      16 KiB): profile, tune, measure, the three applications with MPICH's
+#      default and the tuned file, and report, ranks bound by the binder;
 #      continued to 64 KiB in a second sitting (--merge), and 16-32 KiB
 #      measured again as a gap filled between the two.
 # Skipped (77) where namespaces cannot be made (not root, no CAP_SYS_ADMIN).
@@ -238,12 +239,14 @@ fi
 # replacing the one above). It reads the build in $top/build.
 if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null && pwd -P)" ]; then
   if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --max 16384 --iters 5 \
-      --max-time 0.02 --rounds 1 --out "$tmp/mj" > "$tmp/mj.out" 2>&1 &&
+      --max-time 0.02 --rounds 1 --app-rounds 1 --out "$tmp/mj" > "$tmp/mj.out" 2>&1 &&
      grep -q '^- tuned file vs MPICH default' "$tmp/mj/report.md" &&
+     grep -q '^- applications: tuned file vs MPICH default' "$tmp/mj/report.md" &&
+     [ "$(grep -c '^default,' "$tmp/mj/apps.csv")" = 3 ] && [ "$(grep -c '^tuned,' "$tmp/mj/apps.csv")" = 3 ] &&
      grep -q 'bound to cores of their own host' "$tmp/mj/machine.txt" &&
      grep -q '^timing: synced (clock offsets to rank 0 up to [0-9.]* us' "$tmp/mj/machine.txt" &&
      grep -q 'TCP retransmitted [0-9]' "$tmp/mj/network.txt"; then
-    pass "main-job.sh --emulate 2x1: $(grep -m1 '^- tuned file vs MPICH default' "$tmp/mj/report.md")"
+    pass "main-job.sh --emulate 2x1: $(grep -m1 '^- tuned file vs MPICH default' "$tmp/mj/report.md"); three applications run with each"
     # Continued to larger sizes in a second sitting: the first run's profile
     # and its measurements below --min, each size measured once.
     rows() { awk -F, -v b="$2" 'NR > 1 && $6 == "allreduce" && $8 == b' "$1" | wc -l; }
@@ -252,7 +255,7 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
       for b in "$@"; do [ "$(rows "$tmp/mj3/sweep.csv" "$b")" = "$(rows "$tmp/mj2/sweep.csv" "$b")" ] || return 1; done
     }
     if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --min 32768 --max 65536 \
-        --iters 5 --max-time 0.02 --rounds 1 --merge "$tmp/mj" --out "$tmp/mj2" > "$tmp/mj2.out" 2>&1 &&
+        --iters 5 --max-time 0.02 --rounds 1 --apps none --merge "$tmp/mj" --out "$tmp/mj2" > "$tmp/mj2.out" 2>&1 &&
        [ ! -f "$tmp/mj2/profile.log" ] && cmp -s "$tmp/mj/profile.json" "$tmp/mj2/profile.json" &&
        [ "$(rows "$tmp/mj2/sweep.csv" 16384)" = "$(rows "$tmp/mj/sweep.csv" 16384)" ] &&
        [ "$(rows "$tmp/mj2/sweep.csv" 16384)" -gt 0 ] && [ "$(rows "$tmp/mj2/sweep.csv" 65536)" -gt 0 ] &&
@@ -277,7 +280,7 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
       cp -r "$tmp/mj2" "$tmp/mj2z"
       for f in sweep.csv tuned-run.csv profile-raw.csv; do [ ! -f "$tmp/mj2z/$f" ] || gzip -n "$tmp/mj2z/$f"; done
       if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --min 16384 --max 32768 \
-          --iters 5 --max-time 0.02 --rounds 1 --merge "$tmp/mj2z" --out "$tmp/mj3" > "$tmp/mj3.out" 2>&1 &&
+          --iters 5 --max-time 0.02 --rounds 1 --apps none --merge "$tmp/mj2z" --out "$tmp/mj3" > "$tmp/mj3.out" 2>&1 &&
          same_rows 8 16384 32768 65536 &&
          awk -F, '$1 == "allreduce" && $3 == 65536 { f = 1 } END { exit !f }' "$tmp/mj3/tuned-picks.csv" &&
          grep -q '^| 8 |' "$tmp/mj3/report.md" && grep -q '^| 65536 |' "$tmp/mj3/report.md"; then
