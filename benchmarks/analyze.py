@@ -12,6 +12,7 @@ algorithm, measured in the same run). Python standard library only.
 usage: analyze.py --sweep SWEEP.csv [--tuned TUNED.csv] --picks PICKS.csv
                   --predicted SIM.csv --out DIR [--title TEXT] [--link-rate RATE]
                   [--apps APPS.csv]
+       analyze.py --apps APPS.csv --out DIR     (the applications alone: DIR/apps.md)
   SWEEP.csv      gencoll-bench --sweep all (native, mpich:*, gencoll ALG:K)
   TUNED.csv      gencoll-bench --sweep native under the tuned selection file
                  (left out where a run was cut before it: the rest is scored,
@@ -216,9 +217,11 @@ APP_COLS = ["label", "app", "ranks", "bytes", "bucket", "rows", "compute_us", "s
 def applications(path, out):
     """The application proxies' section: median time per step of the jobs
     under MPICH's default and under the tuned file, and their ratio."""
-    runs = defaultdict(lambda: defaultdict(list))  # app -> label -> us per step, one per job
+    # (app, ranks, bytes, bucket, rows, compute) -> label -> us per step, one per job:
+    # runs of other sizes or shapes are never pooled.
+    runs = defaultdict(lambda: defaultdict(list))
     try:
-        with open(path) as f:
+        with open(path, newline="") as f:
             rows = list(csv.reader(f))
     except OSError as e:
         die("%s: %s" % (path, e.strerror))
@@ -227,24 +230,29 @@ def applications(path, out):
             if len(row) != len(APP_COLS):
                 raise ValueError("%d fields" % len(row))
             r = dict(zip(APP_COLS, row))
-            runs[r["app"]][r["label"]].append(float(r["us_per_step"]))
+            key = (r["app"], int(r["ranks"]), int(r["bytes"]), int(r["bucket"]), int(r["rows"]), int(r["compute_us"]))
+            runs[key][r["label"]].append(float(r["us_per_step"]))
         except ValueError as e:
             die("%s, line %d: %s; expected %s" % (path, n, e, ",".join(APP_COLS)))
     out("")
     out("## Applications, unchanged (benchmarks/app_proxy.c; time per step, median of the jobs)")
     out("")
-    out("| application | MPICH default (us) | tuned file (us) | speedup | jobs each |")
-    out("|---|---:|---:|---:|---:|")
+    out("| application | ranks | sizes | MPICH default (us) | tuned file (us) | speedup | jobs each |")
+    out("|---|---:|---|---:|---:|---:|---:|")
     speedups = []
-    for app in sorted(runs):
-        d, t = runs[app].get("default", []), runs[app].get("tuned", [])
+    for key in sorted(runs):
+        app, p, nbytes, bucket, nrows, compute = key
+        sizes = {"ddp": "%d B in %d B buckets" % (nbytes, bucket), "cg": "%d rows a rank" % nrows,
+                 "master": "%d B" % nbytes}.get(app, "")
+        sizes += ", %d us compute" % compute
+        d, t = runs[key].get("default", []), runs[key].get("tuned", [])
         if not d or not t:
-            out("| %s | %s | %s | - | %d / %d |" % (app, "%.1f" % median(d) if d else "-",
-                                                   "%.1f" % median(t) if t else "-", len(d), len(t)))
+            out("| %s | %d | %s | %s | %s | - | %d / %d |" % (app, p, sizes, "%.1f" % median(d) if d else "-",
+                                                             "%.1f" % median(t) if t else "-", len(d), len(t)))
             continue
         s = median(d) / median(t)
         speedups.append(s)
-        out("| %s | %.1f | %.1f | %.2fx | %d |" % (app, median(d), median(t), s, min(len(d), len(t))))
+        out("| %s | %d | %s | %.1f | %.1f | %.2fx | %d |" % (app, p, sizes, median(d), median(t), s, min(len(d), len(t))))
     if speedups:
         out("")
         out("- applications: tuned file vs MPICH default, geometric mean %.3fx (%.2fx-%.2fx)"
@@ -253,13 +261,25 @@ def applications(path, out):
 
 def main():
     ap = argparse.ArgumentParser(add_help=True)
-    for name in ("--sweep", "--picks", "--predicted", "--out"):
-        ap.add_argument(name, required=True)
+    ap.add_argument("--out", required=True)
+    for name in ("--sweep", "--picks", "--predicted"):
+        ap.add_argument(name)
     ap.add_argument("--tuned")
     ap.add_argument("--title", default="")
     ap.add_argument("--link-rate", type=link_rate, default=0)
     ap.add_argument("--apps")
     a = ap.parse_args()
+    if not (a.sweep and a.picks and a.predicted):
+        if a.sweep or a.picks or a.predicted or not a.apps:
+            die("give --sweep, --picks and --predicted (the main job's report), or --apps alone (its applications)")
+        # The applications alone (a rerun of the main job's step 5): DIR/apps.md.
+        lines = []
+        applications(a.apps, lines.append)
+        os.makedirs(a.out, exist_ok=True)
+        with open(os.path.join(a.out, "apps.md"), "w") as f:
+            f.write("\n".join(lines[1:]) + "\n")
+        print("\n".join(lines[1:]))
+        return
 
     bench_cols = ["collective", "config", "bytes", "median_us", "ranks"]
     sweep = read_csv(a.sweep, bench_cols)

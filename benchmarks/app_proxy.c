@@ -1,13 +1,14 @@
 /* app_proxy: small applications whose time goes to collectives, built
- * against plain MPI (no gencoll header, no gencoll call), so that the same
- * binary runs on MPICH's default selection, on a tuned selection file of the
- * module, or on Open MPI with the interposition library: what "applications
- * stay unchanged" means, measured as a user would see it, in time per step.
+ * against plain MPI (no gencoll header, no gencoll call), so that one binary
+ * runs on MPICH's default selection and on a tuned selection file of the
+ * module (and the same source, built with Open MPI's mpicc, under the
+ * interposition library): what "applications stay unchanged" means, measured
+ * as a user would see it, in time per step.
  *
- *   ddp     data-parallel training: each step computes, then sums the
- *           gradients in buckets (MPI_Allreduce of floats, as a framework
- *           without overlap does); every --every steps the parameters are
- *           broadcast from rank 0 (a checkpoint reload or a resync)
+ *   ddp     data-parallel training: each step computes new gradients, then
+ *           sums them in place in buckets (MPI_Allreduce of floats with
+ *           MPI_IN_PLACE, as a framework without overlap does); every
+ *           --every steps the parameters are broadcast from rank 0 (a resync)
  *   cg      a conjugate-gradient-like solver of a dense system split by rows:
  *           each iteration gathers the distributed vector (MPI_Allgather of
  *           doubles), computes, and takes two dot products (MPI_Allreduce of
@@ -20,9 +21,10 @@
  * ranks' computing does not take the cores the network needs; on a machine
  * with a core per rank, --spin is closer to a real code.
  *
- * Every result is checked (values whose sums are exact in their type, a
- * stride of the elements every step and all of them on the last): a wrong
- * answer exits 1 with the first bad element. Printed by rank 0: one line per
+ * Every result is checked (values that change every step, so that a stale
+ * result fails, and whose sums are exact in their type; a stride of the
+ * elements every step, and all of them in one untimed step after the last
+ * round): a wrong answer exits 1 with the first bad element. Printed by rank 0: one line per
  * round, "app_proxy APP ranks P round R: T us per step" (the slowest rank's
  * time for --steps steps after a barrier, divided by them), and with --csv a
  * line per round appended to a file: label, app, ranks, bytes, bucket, rows,
@@ -73,40 +75,44 @@ static void compute(const Options *o) {
  * visits about 64 of them. */
 static long stride(long n, int last) { return last || n <= 64 ? 1 : n / 64; }
 
-/* ddp: gradients of rank r, element i: (r + i) % 7 - 3 (small integers, so
- * the float sums are exact); the parameters broadcast at step s: (i + s) % 11. */
-static void ddp_step(const Options *o, int step, int last, float *grad, float *sum, float *param) {
+/* ddp: the gradient of rank r, element i, at step s: (r + i + s) % 7 - 3
+ * (small integers, so that the float sums are exact in any order); the
+ * parameters broadcast at step s: i % 11 + s (exact below 2^24). */
+static void ddp_step(const Options *o, int step, int last, float *grad, float *param) {
   const long n = o->bytes / (long)sizeof(float), per = o->bucket / (long)sizeof(float);
   compute(o);
+  for (long i = 0; i < n; ++i) grad[i] = (float)((rank_ + i + step) % 7 - 3);
   for (long b = 0; b < n; b += per) {
     const long len = n - b < per ? n - b : per;
-    MPI_Allreduce(grad + b, sum + b, (int)len, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(MPI_IN_PLACE, grad + b, (int)len, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   }
-  if (corrupt_) sum[0] += 1;
-  long want[7] = {0};  /* the sum over the ranks r of (r + i) % 7 - 3, by i % 7 */
+  if (corrupt_) grad[0] += 1;
+  long want[7] = {0};  /* the sum over the ranks r of (r + m) % 7 - 3, m = (i + s) % 7 */
   for (int m = 0; m < 7; ++m)
     for (long r = 0; r < size_; ++r) want[m] += (r + m) % 7 - 3;
-  for (long i = 0; i < n; i += stride(n, last))
-    if (sum[i] != (float)want[i % 7]) fail("gradient sum", i, sum[i], (double)want[i % 7]);
+  for (long i = 0; i < n; i += stride(n, last)) {
+    const long w = want[(i + step) % 7];
+    if (grad[i] != (float)w) fail("gradient sum", i, grad[i], (double)w);
+  }
   if (o->every > 0 && step % o->every == 0) {
     if (rank_ == 0)
-      for (long i = 0; i < n; ++i) param[i] = (float)((i + step) % 11);
+      for (long i = 0; i < n; ++i) param[i] = (float)(i % 11 + step);
     MPI_Bcast(param, (int)n, MPI_FLOAT, 0, MPI_COMM_WORLD);
     for (long i = 0; i < n; i += stride(n, last))
-      if (param[i] != (float)((i + step) % 11)) fail("broadcast parameter", i, param[i], (double)((i + step) % 11));
+      if (param[i] != (float)(i % 11 + step)) fail("broadcast parameter", i, param[i], (double)(i % 11 + step));
   }
 }
 
-/* cg: rank r's rows of x at step s: r * 1000 + i + s (doubles, exact); the
- * dot products: the sum of r + s and of r * s over the ranks. */
+/* cg: the vector's element j (rank r's row i: j = r n + i) at step s: j + s
+ * (doubles, exact below 2^53); the dot products: the sums of r + s and of
+ * r s over the ranks. */
 static void cg_step(const Options *o, int step, int last, double *mine, double *x) {
   const long n = o->rows;
-  for (long i = 0; i < n; ++i) mine[i] = (double)rank_ * 1000 + (double)i + step;
+  for (long i = 0; i < n; ++i) mine[i] = (double)(rank_ * n + i + step);
   MPI_Allgather(mine, (int)n, MPI_DOUBLE, x, (int)n, MPI_DOUBLE, MPI_COMM_WORLD);
   if (corrupt_) x[0] += 1;
-  for (long r = 0; r < size_; ++r)
-    for (long i = 0; i < n; i += stride(n, last))
-      if (x[r * n + i] != (double)r * 1000 + (double)i + step) fail("gathered vector", r * n + i, x[r * n + i], 0);
+  for (long j = 0; j < n * size_; j += stride(n * size_, last))
+    if (x[j] != (double)(j + step)) fail("gathered vector", j, x[j], (double)(j + step));
   compute(o);
   double d[2] = {(double)rank_ + step, (double)rank_ * step}, s[2];
   MPI_Allreduce(&d[0], &s[0], 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -116,22 +122,22 @@ static void cg_step(const Options *o, int step, int last, double *mine, double *
   if (s[1] != ranks * step) fail("dot product", 1, s[1], ranks * step);
 }
 
-/* master: the input at step s: (i + s) % 13; each rank's result: input +
+/* master: the input at step s: i % 13 + s; each rank's result: input +
  * rank; the root's sum: P input + P (P - 1) / 2. */
 static void master_step(const Options *o, int step, int last, int *in, int *out, int *total) {
   const long n = o->bytes / (long)sizeof(int);
   if (rank_ == 0)
-    for (long i = 0; i < n; ++i) in[i] = (int)((i + step) % 13);
+    for (long i = 0; i < n; ++i) in[i] = (int)(i % 13 + step);
   MPI_Bcast(in, (int)n, MPI_INT, 0, MPI_COMM_WORLD);
   if (corrupt_) in[0] += 1;
   for (long i = 0; i < n; i += stride(n, last))
-    if (in[i] != (int)((i + step) % 13)) fail("broadcast input", i, in[i], (double)((i + step) % 13));
+    if (in[i] != (int)(i % 13 + step)) fail("broadcast input", i, in[i], (double)(i % 13 + step));
   compute(o);
   for (long i = 0; i < n; ++i) out[i] = in[i] + rank_;
   MPI_Reduce(out, total, (int)n, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank_ == 0)
     for (long i = 0; i < n; i += stride(n, last)) {
-      const long want = (long)size_ * ((i + step) % 13) + (long)size_ * (size_ - 1) / 2;
+      const long want = (long)size_ * (i % 13 + step) + (long)size_ * (size_ - 1) / 2;
       if (total[i] != want) fail("reduced result", i, total[i], (double)want);
     }
 }
@@ -149,12 +155,15 @@ static int parse(int argc, char **argv, Options *o) {
     if (!strcmp(a, "--spin")) { o->spin = 1; continue; }
     if (!v) return 0;
     ++i;
-    if (!strcmp(a, "--label")) o->label = v;
+    if (!strcmp(a, "--label")) {
+      if (!*v || strpbrk(v, ",\n\r")) return 0;  /* a CSV field */
+      o->label = v;
+    }
     else if (!strcmp(a, "--csv")) o->csv = v;
     else if (!num) return 0;
     else if (!strcmp(a, "--bytes") && (ddp || master) && x > 0) o->bytes = x;
     else if (!strcmp(a, "--bucket") && ddp && x > 0) o->bucket = x;
-    else if (!strcmp(a, "--every") && ddp && x >= 0) o->every = (int)x;
+    else if (!strcmp(a, "--every") && ddp && x >= 0 && x < 1000000) o->every = (int)x;
     else if (!strcmp(a, "--rows") && cg && x > 0) o->rows = x;
     else if (!strcmp(a, "--steps") && x > 0 && x < 1000000) o->steps = (int)x;
     else if (!strcmp(a, "--warmup") && x >= 0 && x < 1000000) o->warmup = (int)x;
@@ -180,21 +189,20 @@ int main(int argc, char **argv) {
     if (rank_ == 0)
       fprintf(stderr, "usage: app_proxy ddp [--bytes B] [--bucket B] [--every N] | cg [--rows N] | master [--bytes B]\n"
                       "       common: [--steps N] [--warmup N] [--rounds N] [--compute US] [--spin] [--label L] "
-                      "[--csv FILE]\n       (B: positive bytes, whole floats or ints; N: positive counts)\n");
+                      "[--csv FILE]\n       (B: positive bytes, whole floats or ints; N: counts below 10^6, "
+                      "positive but for --warmup and --every, 0: never; L: no comma)\n");
     MPI_Finalize();
     return 2;
   }
   const int ddp = !strcmp(o.app, "ddp"), cg = !strcmp(o.app, "cg");
-  const size_t n = (size_t)(cg ? o.rows : o.bytes / 4);
-  /* ddp: gradients, sums, parameters; cg: own rows, the whole vector;
-   * master: input, result, total. */
-  void *a = calloc(n, 8), *b = calloc(cg ? n * (size_t)size_ : n, 8), *c = calloc(n, 8);
+  /* ddp: gradients, parameters (floats); cg: own rows, the whole vector
+   * (doubles); master: input, result, total (ints). */
+  const size_t n = (size_t)(cg ? o.rows : o.bytes / 4), unit = cg ? sizeof(double) : 4;
+  void *a = calloc(n, unit), *b = calloc(cg ? n * (size_t)size_ : n, unit), *c = calloc(n, unit);
   if (!a || !b || !c) {
     fprintf(stderr, "app_proxy: rank %d: cannot allocate the buffers\n", rank_);
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
-  if (ddp)
-    for (size_t i = 0; i < n; ++i) ((float *)a)[i] = (float)((long)(rank_ + (long)(i % 7)) % 7 - 3);
   FILE *csv = NULL;
   if (rank_ == 0 && o.csv) {
     csv = fopen(o.csv, "a");
@@ -211,21 +219,24 @@ int main(int argc, char **argv) {
         MPI_Barrier(MPI_COMM_WORLD);
         t0 = MPI_Wtime();
       }
-      const int last = r == o.rounds - 1 && s == o.warmup + o.steps - 1;
-      if (ddp) ddp_step(&o, step, last, a, b, c);
-      else if (cg) cg_step(&o, step, last, a, b);
-      else master_step(&o, step, last, a, b, c);
+      if (ddp) ddp_step(&o, step, 0, a, b);
+      else if (cg) cg_step(&o, step, 0, a, b);
+      else master_step(&o, step, 0, a, b, c);
     }
     double mine = MPI_Wtime() - t0, slowest = 0;
     MPI_Reduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank_ == 0) {
       const double per = slowest / o.steps * 1e6;
       printf("app_proxy %s ranks %d round %d: %.1f us per step (%s)\n", o.app, size_, r + 1, per, o.label);
-      /* what does not apply to the app as 0 */
       if (csv) fprintf(csv, "%s,%s,%d,%ld,%ld,%ld,%ld,%d,%d,%.3f\n", o.label, o.app, size_, cg ? 0 : o.bytes,
                        ddp ? o.bucket : 0, cg ? o.rows : 0, o.compute_us, o.steps, r + 1, per);
     }
   }
+  /* Every element checked, outside the timed steps (the full check of a
+   * large buffer would weigh on a small step's time). */
+  if (ddp) ddp_step(&o, step, 1, a, b);
+  else if (cg) cg_step(&o, step, 1, a, b);
+  else master_step(&o, step, 1, a, b, c);
   if (csv) fclose(csv);
   free(a);
   free(b);

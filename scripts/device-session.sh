@@ -137,7 +137,7 @@ for part in "${parts[@]}"; do
            shape=$(sed -n 's/^command: .*--emulate \([0-9x]*\).*/\1/p' "$src/machine.txt" | head -1)
            [ -n "$shape" ] || { echo "$name: skipped ($src/machine.txt names no --emulate shape)" | tee -a "$report"; continue; }
            cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --merge "$src" --emulate "$shape" --rate 1gbit
-                --min "$b" --max "$c" --iters 20 --max-time 0.1 --rounds 1 --out "$dir") ;;
+                --min "$b" --max "$c" --iters 20 --max-time 0.1 --rounds 1 --apps none --out "$dir") ;;
     np) cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --np "$a" --out "$dir") ;;
     # The configurations of the kept 1x16 probe (2026-11-27), so that the
     # two are set side by side.

@@ -45,10 +45,13 @@
 #                 default 4, 0: none)
 #   --apps LIST   the applications of step 5, comma-separated (default
 #                 ddp,cg,master; none: skip the step): ddp sums --max bytes of
-#                 gradients in buckets of --max/4 and broadcasts them every 10
-#                 steps, cg gathers a vector of --max/4 bytes and takes two
-#                 8-byte dot products, master broadcasts --max/4 bytes and
-#                 reduces as many; each step also computes --app-compute us
+#                 gradients in buckets of --max/4 and broadcasts as many bytes
+#                 of parameters every 5 steps (once in the 5 timed), cg gathers
+#                 a vector of --max/4 bytes and takes two 8-byte dot products,
+#                 master broadcasts --max/4 bytes and reduces as many; each
+#                 step also computes --app-compute us. An application that
+#                 fails (a wrong result) is reported and the job goes on to
+#                 its report, then exits 1
 #   --app-rounds N  jobs of each application under each selection,
 #                 interleaved (default 3; the report takes their median)
 #   --app-compute US  microseconds of computation per step (default 1000; a
@@ -219,6 +222,9 @@ else
   [ -f "$build/mpich-prefix" ] || { echo "main-job.sh: no MPICH prefix in $build (run without --no-build)" >&2; exit 1; }
   prefix=$(cat "$build/mpich-prefix") ldpath=$prefix/lib
 fi
+# Step 5's binary, asked for before the hours of measuring that come first.
+[ "$apps" = none ] || [ -x "$build/benchmarks/app_proxy.mpich" ] ||
+  { echo "main-job.sh: no $build/benchmarks/app_proxy.mpich for --apps $apps (build again, pack the bundle again, or --apps none)" >&2; exit 1; }
 bind=(-bind-to core) wrap=()
 [ "$oversub" = 1 ] && bind=()
 where_args=()
@@ -369,22 +375,25 @@ fi
 # with the tuned file, jobs interleaved so that a slow spell of the machine
 # falls on both.
 rm -f "$out/apps.csv" "$out/apps.txt"
+app_failed=()
 if [ "$apps" != none ]; then
   log "running the applications ($apps) with MPICH's default and the tuned file"
   quarter=$(( max / 32 * 8 < 8 ? 8 : max / 32 * 8 ))  # whole floats, ints and doubles
   for r in $(seq 1 "$app_rounds"); do
     for a in ${apps//,/ }; do
       case $a in
-        ddp) args=(ddp --bytes "$(( 4 * quarter ))" --bucket "$quarter" --every 10) ;;
+        ddp) args=(ddp --bytes "$(( 4 * quarter ))" --bucket "$quarter" --every 5) ;;
         cg) args=(cg --rows "$(( quarter / 8 / np < 1 ? 1 : quarter / 8 / np ))") ;;
         master) args=(master --bytes "$quarter") ;;
       esac
       for label in default tuned; do
         sel=()
         [ "$label" = default ] || sel=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" "${no_device[@]}")
+        # A failure (the proxy checks every result) is the report's to show,
+        # not a reason to lose the measurements before it.
         launch "${sel[@]}" "$build/benchmarks/app_proxy.mpich" "${args[@]}" --steps 5 --warmup 1 --rounds 1 \
           --compute "$app_compute" --label "$label" --csv "$out/apps.csv" >> "$out/apps.txt" 2>&1 < /dev/null ||
-          { tail -n 5 "$out/apps.txt" >&2; die "the application $a ($label) failed (see $out/apps.txt)"; }
+          { app_failed+=("$a ($label)"); tail -n 3 "$out/apps.txt" >&2; }
       done
     done
   done
@@ -415,3 +424,7 @@ if [ "$trace" -gt 0 ] && [ -s "$out/model-misses.csv" ]; then
   done
 fi
 log "done in $(( $(date +%s) - start )) s; results in $out (report.md, speedup.png)"
+if [ ${#app_failed[@]} -gt 0 ]; then
+  echo "main-job.sh: applications failed: ${app_failed[*]} (their output: $out/apps.txt)" >&2
+  exit 1
+fi

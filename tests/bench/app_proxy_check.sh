@@ -4,13 +4,15 @@
 # with gencoll's algorithms switched in by CVARs (the debug lines name them)
 # and through the interposition library on Open MPI, with correct results;
 # a wrong result, which the proxy checks itself, stops it with exit 1 and
-# the element; bad options with exit 2 and the usage.
+# the element; bad options with exit 2 and the usage. What ran is named in
+# the PASS line.
 set -u
 builddir=${builddir:-$(pwd)}
+srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-ran=0
+ran=
 # Small enough for oversubscribed ranks: every app, 3 ranks, 2 steps.
 apps=("ddp --bytes 65536 --bucket 16384 --every 1" "cg --rows 1000" "master --bytes 40000")
 common=(--steps 2 --warmup 1 --rounds 1)
@@ -18,7 +20,6 @@ common=(--steps 2 --warmup 1 --rounds 1)
 prefix=$(cat "$builddir/mpich-prefix" 2>/dev/null || true)
 app="$builddir/benchmarks/app_proxy.mpich"
 if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && [ -x "$app" ]; then
-  ran=1
   mpich() { timeout -k 5 120 "$prefix/bin/mpiexec" -n 3 -genv LD_LIBRARY_PATH "$prefix/lib" "$@" </dev/null 2>&1; }
   cvars=(-genv MPIR_CVAR_GENCOLL_DEBUG 1
     -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0
@@ -45,17 +46,39 @@ if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && [ -x "$app" ]; then
   done
   [ "$(wc -l < "$tmp/apps.csv")" = 3 ] || fail "apps.csv: $(wc -l < "$tmp/apps.csv") rows, expected 3"
   grep -q "^cvars,cg,3,0,0,1000,0,2,1,[0-9.]*$" "$tmp/apps.csv" || fail "no cg row: $(cat "$tmp/apps.csv")"
-  # The proxy's own check: a result changed behind the MPI's back on one rank.
-  out=$(mpich -genv APP_PROXY_CORRUPT 1 "$app" cg --rows 100 "${common[@]}") && fail "a corrupted result passed: $out"
-  echo "$out" | grep -q "app_proxy: rank 1: wrong gathered vector at element 0" || fail "unclear wrong-result message: $out"
-  out=$(mpich "$app" ddp --bytes 6 "${common[@]}") && fail "--bytes 6 (not whole floats) was accepted: $out"
-  echo "$out" | grep -q "^usage: app_proxy ddp" || fail "no usage for a bad option: $out"
+  # The proxy's own check: a result changed behind the MPI's back on one
+  # rank, in each app: exit 1, naming the element.
+  for c in "ddp --bytes 4096:gradient sum" "cg --rows 100:gathered vector" "master --bytes 4096:broadcast input"; do
+    read -r -a args <<< "${c%%:*}"
+    out=$(mpich -genv APP_PROXY_CORRUPT 1 "$app" "${args[@]}" "${common[@]}"); rc=$?
+    [ "$rc" = 1 ] || fail "${args[0]}: a corrupted result gave exit $rc, expected 1: $out"
+    echo "$out" | grep -q "app_proxy: rank 1: wrong ${c#*:} at element 0" || fail "unclear wrong-result message: $out"
+  done
+  for bad in "ddp --bytes 6" "cg --label a,b" "master --every 2" "ddp --every 4294967296"; do
+    read -r -a args <<< "$bad"
+    out=$(mpich "$app" "${args[@]}" "${common[@]}"); rc=$?
+    [ "$rc" = 2 ] || fail "'$bad' gave exit $rc, expected 2 (usage): $out"
+    echo "$out" | grep -q "^usage: app_proxy ddp" || fail "no usage for '$bad': $out"
+  done
+  # The report's section (benchmarks/analyze.py --apps): a job under each
+  # label, their ratio; a malformed row named by its line.
+  for label in default tuned; do
+    mpich "$app" ddp --bytes 65536 --bucket 16384 "${common[@]}" --label "$label" --csv "$tmp/two.csv" > /dev/null ||
+      fail "ddp ($label) failed"
+  done
+  out=$(python3 "$srcdir/benchmarks/analyze.py" --apps "$tmp/two.csv" --out "$tmp/an" 2>&1) || fail "analyze.py --apps: $out"
+  echo "$out" | grep -q "^| ddp | 3 | 65536 B in 16384 B buckets, 0 us compute | [0-9.]* | [0-9.]* | [0-9.]*x | 1 |$" ||
+    fail "analyze.py --apps: no ddp row: $out"
+  grep -q "^- applications: tuned file vs MPICH default, geometric mean" "$tmp/an/apps.md" || fail "no apps.md summary"
+  echo "default,ddp,3" >> "$tmp/two.csv"
+  out=$(python3 "$srcdir/benchmarks/analyze.py" --apps "$tmp/two.csv" --out "$tmp/an" 2>&1) && fail "a short row passed: $out"
+  echo "$out" | grep -q "two.csv, line 3: 3 fields; expected label,app," || fail "unclear message for a short row: $out"
+  ran="the MPICH module"
 fi
 
 lib="$builddir/openmpi/.libs/libgencoll-pmpi.so"
 app="$builddir/benchmarks/app_proxy.openmpi"
 if command -v mpiexec.openmpi >/dev/null && [ -x "$app" ] && [ -f "$lib" ]; then
-  ran=1
   for a in "${apps[@]}"; do
     read -r -a args <<< "$a"
     out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 3 \
@@ -71,6 +94,7 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$app" ] && [ -f "$lib" ]; then
     esac
     echo "$out" | grep -q "^gencoll: $want" || fail "interposition, ${args[0]}: no call matching '$want': $out"
   done
+  ran="${ran:+$ran and }Open MPI's interposition library"
 fi
-[ "$ran" = 1 ] || { echo "SKIP: no MPICH module build or Open MPI interposition library"; exit 77; }
-echo "PASS: app_proxy, every app on the module and through the interposition library"
+[ -n "$ran" ] || { echo "SKIP: no MPICH module build or Open MPI interposition library"; exit 77; }
+echo "PASS: app_proxy, every app on $ran"
