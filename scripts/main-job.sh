@@ -18,7 +18,7 @@
 #      per size.
 #
 # usage: main-job.sh [--np N] [--min BYTES] [--max BYTES] [--iters N] [--out DIR] [--merge DIR]
-#                    [--apps LIST] [--app-rounds N] [--app-compute US]
+#                    [--apps LIST] [--app-rounds N] [--app-compute US] [--apps-only]
 #                    [--hostfile FILE | --emulate N[xR] [--rate R] [--mtu M] | --single-node]
 #   --np N        ranks (default: the host file's or allocation's slots, the
 #                 emulated cluster's N x R, else the cores, 4 to 16)
@@ -56,6 +56,9 @@
 #                 interleaved (default 3; the report takes their median)
 #   --app-compute US  microseconds of computation per step (default 1000; a
 #                 pause, so that ranks sharing cores leave them to the network)
+#   --apps-only   steps 1-3 and 5 only: profile, tune, and the applications
+#                 under MPICH's default and the tuned file (DIR/apps.md), no
+#                 collective sweeps (minutes where the whole job takes hours)
 #   --out DIR     results directory (default benchmarks/results/DATE-WHERE-Nr)
 #   --hostfile F  run across the hosts of a hydra host file (host[:slots] lines)
 #   --emulate NxR run on an emulated cluster of N hosts with R ranks each
@@ -95,7 +98,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
 np= max= min=8 merge= iters=50 max_time=0.25 rounds=3 trace=4 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0 mtu=()
-apps=ddp,cg,master app_rounds=3 app_compute=1000
+apps=ddp,cg,master app_rounds=3 app_compute=1000 apps_only=0
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -108,6 +111,7 @@ while [ $# -gt 0 ]; do
     --rounds) rounds=$2; shift 2 ;;
     --trace) trace=$2; shift 2 ;;
     --apps) apps=${2:?--apps needs a list}; shift 2 ;;
+    --apps-only) apps_only=1; shift ;;
     --app-rounds) app_rounds=${2:?--app-rounds needs a number}; shift 2 ;;
     --app-compute) app_compute=${2:?--app-compute needs microseconds}; shift 2 ;;
     --out) out=$2; shift 2 ;;
@@ -130,6 +134,8 @@ die() { echo "main-job.sh: $*" >&2; exit 2; }
 [[ $apps =~ ^(none|(ddp|cg|master)(,(ddp|cg|master))*)$ ]] || die "--apps $apps: expected none or a comma-separated list of ddp, cg, master"
 [[ $app_rounds =~ ^[1-9][0-9]*$ ]] || die "--app-rounds $app_rounds: expected a positive number of jobs"
 [[ $app_compute =~ ^[0-9]+$ ]] || die "--app-compute $app_compute: expected whole microseconds"
+[ "$apps_only" = 0 ] || [ "$apps" != none ] || die "--apps-only with --apps none: nothing to run"
+[ "$apps_only" = 0 ] || [ -z "$merge" ] || die "--apps-only profiles and tunes afresh: it takes no --merge"
 [ -z "$hostfile" ] || [ -f "$hostfile" ] || die "--hostfile $hostfile: no such file"
 if [ -n "$hostfile" ] && [ -n "$emulate" ]; then die "--hostfile and --emulate exclude each other"; fi
 # Where the ranks run: hosts x ranks per host.
@@ -249,6 +255,43 @@ launch() {
     "${wrap[@]}" "$@"
 }
 
+# The tuned file's runs keep MPICH's own device collectives out of the way.
+no_device=(-genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0
+  -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0)
+# Step 5, applications that stay unchanged: the same binary with MPICH's
+# default and with the tuned file, jobs interleaved so that a slow spell of
+# the machine falls on both. A failure (the proxy checks every result) is
+# the report's to show, not a reason to lose the measurements before it.
+app_failed=()
+run_apps() {
+  rm -f "$out/apps.csv" "$out/apps.txt"
+  [ "$apps" != none ] || return 0
+  log "running the applications ($apps) with MPICH's default and the tuned file"
+  local quarter r a label args sel
+  quarter=$(( max / 32 * 8 < 8 ? 8 : max / 32 * 8 ))  # whole floats, ints and doubles
+  for r in $(seq 1 "$app_rounds"); do
+    for a in ${apps//,/ }; do
+      case $a in
+        ddp) args=(ddp --bytes "$(( 4 * quarter ))" --bucket "$quarter" --every 5) ;;
+        cg) args=(cg --rows "$(( quarter / 8 / np < 1 ? 1 : quarter / 8 / np ))") ;;
+        master) args=(master --bytes "$quarter") ;;
+      esac
+      for label in default tuned; do
+        sel=()
+        [ "$label" = default ] || sel=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" "${no_device[@]}")
+        launch "${sel[@]}" "$build/benchmarks/app_proxy.mpich" "${args[@]}" --steps 5 --warmup 1 --rounds 1 \
+          --compute "$app_compute" --label "$label" --csv "$out/apps.csv" >> "$out/apps.txt" 2>&1 < /dev/null ||
+          { app_failed+=("$a ($label)"); tail -n 3 "$out/apps.txt" >&2; }
+      done
+    done
+  done
+}
+apps_failed_exit() {
+  [ ${#app_failed[@]} -gt 0 ] || return 0
+  echo "main-job.sh: applications failed: ${app_failed[*]} (their output: $out/apps.txt)" >&2
+  exit 1
+}
+
 # shellcheck source=machine-info.sh
 source "$top/scripts/machine-info.sh"
 {
@@ -279,6 +322,13 @@ shape=(--comm-sizes "$np")
 if [ "$hosts" -gt 1 ] && [ $(( hosts * per_host )) = "$np" ]; then shape=(--shapes "${hosts}x${per_host}"); fi
 "$build/selection/gencoll-tune" --profile "$out/profile.json" "${shape[@]}" --min-size 8 --max-size "$tune_max" \
   --out "$out" --name tuned --no-plot > "$out/tune.log"
+if [ "$apps_only" = 1 ]; then
+  run_apps
+  [ ! -f "$out/apps.csv" ] || python3 "$top/benchmarks/analyze.py" --apps "$out/apps.csv" --out "$out"
+  log "done in $(( $(date +%s) - start )) s; results in $out (apps.md)"
+  apps_failed_exit
+  exit 0
+fi
 
 # Where the profile found the NICs passing a burst at once (a shaper's token
 # bucket, contention.nic_burst_bytes), the simulator starts every collective
@@ -336,8 +386,6 @@ sweep "$out/sweep.csv" sweep all > "$out/sweep.txt"
 # How the iterations were timed and how closely the ranks' clocks agreed
 # (gencoll-bench's header), so that a results directory says it.
 sed -n 's/^# start: /timing: /p' "$out/sweep.txt" | head -n 1 >> "$out/machine.txt"
-no_device=(-genv MPIR_CVAR_ALLGATHER_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0
-  -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0)
 # The node-aware compositions the tuned file chose, each measured at every
 # size as a configuration of its own, "smp+ALG:K" (MPICH's smp with ALG k=K
 # among the nodes' leaders), so that the report scores those choices too.
@@ -371,33 +419,7 @@ if [ -n "$merge" ]; then
     mv "$out/$f.new" "$out/$f"
   done
 fi
-# Applications that stay unchanged: the same binary with MPICH's default and
-# with the tuned file, jobs interleaved so that a slow spell of the machine
-# falls on both.
-rm -f "$out/apps.csv" "$out/apps.txt"
-app_failed=()
-if [ "$apps" != none ]; then
-  log "running the applications ($apps) with MPICH's default and the tuned file"
-  quarter=$(( max / 32 * 8 < 8 ? 8 : max / 32 * 8 ))  # whole floats, ints and doubles
-  for r in $(seq 1 "$app_rounds"); do
-    for a in ${apps//,/ }; do
-      case $a in
-        ddp) args=(ddp --bytes "$(( 4 * quarter ))" --bucket "$quarter" --every 5) ;;
-        cg) args=(cg --rows "$(( quarter / 8 / np < 1 ? 1 : quarter / 8 / np ))") ;;
-        master) args=(master --bytes "$quarter") ;;
-      esac
-      for label in default tuned; do
-        sel=()
-        [ "$label" = default ] || sel=(-genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$out/tuned.json" "${no_device[@]}")
-        # A failure (the proxy checks every result) is the report's to show,
-        # not a reason to lose the measurements before it.
-        launch "${sel[@]}" "$build/benchmarks/app_proxy.mpich" "${args[@]}" --steps 5 --warmup 1 --rounds 1 \
-          --compute "$app_compute" --label "$label" --csv "$out/apps.csv" >> "$out/apps.txt" 2>&1 < /dev/null ||
-          { app_failed+=("$a ($label)"); tail -n 3 "$out/apps.txt" >&2; }
-      done
-    done
-  done
-fi
+run_apps
 link=() app_csv=()
 [ -n "$emulate" ] && link=(--link-rate "$rate")  # for the network-bound sizes
 [ ! -f "$out/apps.csv" ] || app_csv=(--apps "$out/apps.csv")
@@ -424,7 +446,4 @@ if [ "$trace" -gt 0 ] && [ -s "$out/model-misses.csv" ]; then
   done
 fi
 log "done in $(( $(date +%s) - start )) s; results in $out (report.md, speedup.png)"
-if [ ${#app_failed[@]} -gt 0 ]; then
-  echo "main-job.sh: applications failed: ${app_failed[*]} (their output: $out/apps.txt)" >&2
-  exit 1
-fi
+apps_failed_exit

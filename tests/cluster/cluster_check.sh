@@ -18,7 +18,8 @@
 #   5. nic_share runs across hosts, no faster than the links allow;
 #   6. the README's first command in small (main-job.sh --emulate 2x1 up to
 #      16 KiB): profile, tune, measure, the three applications with MPICH's
-#      default and the tuned file, and report, ranks bound by the binder;
+#      default and the tuned file, and report, ranks bound by the binder
+#      (and --apps-only: no sweeps);
 #      continued to 64 KiB in a second sitting (--merge), and 16-32 KiB
 #      measured again as a gap filled between the two.
 # Skipped (77) where namespaces cannot be made (not root, no CAP_SYS_ADMIN).
@@ -247,6 +248,14 @@ if [ -n "$prefix" ] && [ "$(cd "$b" && pwd -P)" = "$(cd "$top/build" 2>/dev/null
      grep -q '^timing: synced (clock offsets to rank 0 up to [0-9.]* us' "$tmp/mj/machine.txt" &&
      grep -q 'TCP retransmitted [0-9]' "$tmp/mj/network.txt"; then
     pass "main-job.sh --emulate 2x1: $(grep -m1 '^- tuned file vs MPICH default' "$tmp/mj/report.md"); three applications run with each"
+    # Profile, tune and the applications only: no sweep, apps.md.
+    if timeout 300 bash "$top/scripts/main-job.sh" --no-build --emulate 2x1 --rate 1gbit --max 16384 --apps-only \
+        --apps cg --app-rounds 1 --out "$tmp/ao" > "$tmp/ao.out" 2>&1 && [ ! -f "$tmp/ao/sweep.csv" ] &&
+       grep -q '^| cg | 2 | 256 rows a rank, 1000 us compute | ' "$tmp/ao/apps.md"; then
+      pass "main-job.sh --apps-only: profiled, tuned, cg under each selection, no sweep"
+    else
+      fail "main-job.sh --apps-only"; tail -n 12 "$tmp/ao.out" | sed 's/^/    | /'
+    fi
     # Continued to larger sizes in a second sitting: the first run's profile
     # and its measurements below --min, each size measured once.
     rows() { awk -F, -v b="$2" 'NR > 1 && $6 == "allreduce" && $8 == b' "$1" | wc -l; }
