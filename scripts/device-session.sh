@@ -17,6 +17,10 @@
 #                                directory or its .tar.gz, e.g. an earlier
 #                                call's emu part, carried) from MIN to MAX,
 #                                one round (main-job.sh --merge)
+#         apps:NxR[:MAX]         main-job.sh --apps-only on N hosts x R ranks
+#                                at 1 Gbit/s: profile, tune, and the three
+#                                applications under MPICH's default and the
+#                                tuned file, sized by MAX (default 4194304)
 #         np:N                   the main job on this machine alone, N ranks
 #         probe:NxR[:S]          benchmarks/emu_probe.sh on N hosts x R ranks:
 #                                binding, a gencoll-loggp profile (with R >= 4
@@ -35,7 +39,7 @@
 # brings back at most 8 files: with session.txt, seven parts).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-usage="usage: device-session.sh OUT [--budget SECONDS] [--bundle DIR] PART... (PART: gpu[:MAX] | emu:NxR[:ROUNDS[:MAX]] | merge:SRC:MIN:MAX | np:N | probe:NxR[:S])"
+usage="usage: device-session.sh OUT [--budget SECONDS] [--bundle DIR] PART... (PART: gpu[:MAX] | emu:NxR[:ROUNDS[:MAX]] | apps:NxR[:MAX] | merge:SRC:MIN:MAX | np:N | probe:NxR[:S])"
 case ${1:-} in
   -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
   -*|"") echo "device-session.sh: the first argument is the output directory ($usage)" >&2; exit 2 ;;
@@ -67,6 +71,7 @@ for part in "${parts[@]}"; do
     gpu) [[ -z $a || $a =~ $size_re ]] && [ -z "$b" ] || ok=0 ;;
     emu) [[ $a =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] && [[ -z $b || $b =~ ^[1-9]$ ]] && [[ -z $c || $c =~ $size_re ]] && [ -z "$extra" ] || ok=0 ;;
     merge) [ -e "$a" ] && [[ $b =~ $size_re && $c =~ $size_re ]] && [ -z "$extra" ] || ok=0 ;;
+    apps) [[ $a =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] && [[ -z $b || $b =~ $size_re ]] && [ -z "$c" ] || ok=0 ;;
     np) [[ $a =~ ^[1-9][0-9]*$ ]] && [ -z "$b" ] || ok=0 ;;
     probe) [[ $a =~ ^[1-9][0-9]*x[1-9][0-9]*$ ]] && [[ -z $b || $b =~ $size_re ]] && [ -z "$c" ] || ok=0 ;;
     *) ok=0 ;;
@@ -138,6 +143,8 @@ for part in "${parts[@]}"; do
            [ -n "$shape" ] || { echo "$name: skipped ($src/machine.txt names no --emulate shape)" | tee -a "$report"; continue; }
            cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --merge "$src" --emulate "$shape" --rate 1gbit
                 --min "$b" --max "$c" --iters 20 --max-time 0.1 --rounds 1 --apps none --out "$dir") ;;
+    apps) cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --emulate "$a" --rate 1gbit --max "${b:-4194304}"
+               --apps-only --out "$dir") ;;
     np) cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --np "$a" --out "$dir") ;;
     # The configurations of the kept 1x16 probe (2026-11-27), so that the
     # two are set side by side.

@@ -18,7 +18,7 @@ echo "check_scripts: $n scripts, $fails that do not parse"
 ds=$top/scripts/device-session.sh out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir -p "$out/bundle"
-for bad in "emu:4x" "emu:4x2:0" "emu:4x2:2:1M" "merge:$out/none:1:2" "np:" "gpu:1M" "gpu:1:2" "probe:16" "probe:1x16:1M" "probe:1x16:9:9" "bogus"; do
+for bad in "emu:4x" "emu:4x2:0" "emu:4x2:2:1M" "apps:4" "apps:4x2:1M" "apps:4x2:8:8" "merge:$out/none:1:2" "np:" "gpu:1M" "gpu:1:2" "probe:16" "probe:1x16:1M" "probe:1x16:9:9" "bogus"; do
   msg=$(bash "$ds" "$out/o" --bundle "$out/bundle" emu:2x1 "$bad" 2>&1); rc=$?
   if [ "$rc" != 2 ] || [[ $msg != *"bad part '$bad'"* ]] || [ -e "$out/o/session.txt" ]; then
     echo "FAIL: device-session.sh with part '$bad': exit $rc, '$msg'"; fails=$((fails + 1))
