@@ -24,11 +24,12 @@
  * Every result is checked (values that change every step, so that a stale
  * result fails, and whose sums are exact in their type; a stride of the
  * elements every step, and all of them in one untimed step after the last
- * round): a wrong answer exits 1 with the first bad element. Printed by rank 0: one line per
- * round, "app_proxy APP ranks P round R: T us per step" (the slowest rank's
- * time for --steps steps after a barrier, divided by them), and with --csv a
- * line per round appended to a file: label, app, ranks, bytes, bucket, rows,
- * compute us, steps, round, us per step (0 where a field does not apply).
+ * round): a wrong answer exits 1 with the first bad element. Printed by
+ * rank 0: one line per round, "app_proxy APP ranks P round R: T us per step"
+ * (the slowest rank's time for --steps steps after a barrier, divided by
+ * them), and with --csv a line per round appended to a file: label, app,
+ * ranks, bytes, bucket, rows, compute us, steps, round, us per step (0 where
+ * a field does not apply).
  *
  * usage: app_proxy ddp    [--bytes B] [--bucket B] [--every N] [common]
  *        app_proxy cg     [--rows N] [common]
@@ -71,8 +72,9 @@ static void compute(const Options *o) {
   }
 }
 
-/* Elements checked this step: every one on the last, else a stride that
- * visits about 64 of them. */
+/* Elements checked: every one in the untimed check step, else a stride that
+ * visits about 64 of them (a full check of a large buffer would weigh on a
+ * small step's time). */
 static long stride(long n, int last) { return last || n <= 64 ? 1 : n / 64; }
 
 /* ddp: the gradient of rank r, element i, at step s: (r + i + s) % 7 - 3
