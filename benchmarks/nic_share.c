@@ -238,6 +238,11 @@ static int behind_main(int argc, char **argv, int rank, int size) {
   return 0;
 }
 
+/* Posts the receive of flow i (of n) into its slot of buf, the second half. */
+static void post_recv(char *buf, long bytes, int n, int i, const int *src, MPI_Request *req) {
+  MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, req);
+}
+
 /* Median over `reps` of the slowest rank's time for the first `n` flows at
  * once, each send posted `after[i]` s after the start (`after` NULL: all at
  * once), in the order of those times. The receives are posted at the start,
@@ -266,7 +271,7 @@ static double flows_once(long bytes, int reps, const int *src, const int *dst, c
     const double t0 = MPI_Wtime();
     for (int i = 0; i < n && !send_first; ++i)
       if (dst[i] == rank) {
-        MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+        post_recv(buf, bytes, n, i, src, &req[k++]);
         posted[i] = 1;
       }
     for (int j = 0; j < m; ++j) {
@@ -281,14 +286,13 @@ static double flows_once(long bytes, int reps, const int *src, const int *dst, c
       MPI_Isend(buf + (size_t)i * bytes, (int)bytes, MPI_BYTE, dst[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
       for (int q = 0; q < n && send_first; ++q) /* the next receive from this send's peer */
         if (dst[q] == rank && !posted[q] && src[q] == dst[i]) {
-          MPI_Irecv(buf + (size_t)(n + q) * bytes, (int)bytes, MPI_BYTE, src[q], 7 + q, MPI_COMM_WORLD, &req[k++]);
+          post_recv(buf, bytes, n, q, src, &req[k++]);
           posted[q] = 1;
           break;
         }
     }
     for (int i = 0; i < n; ++i) /* from peers this rank sends fewer messages to */
-      if (dst[i] == rank && !posted[i])
-        MPI_Irecv(buf + (size_t)(n + i) * bytes, (int)bytes, MPI_BYTE, src[i], 7 + i, MPI_COMM_WORLD, &req[k++]);
+      if (dst[i] == rank && !posted[i]) post_recv(buf, bytes, n, i, src, &req[k++]);
     for (int i = 0; i < k; ++i) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
     double dt = MPI_Wtime() - t0;
     MPI_Allreduce(&dt, &t[r], 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
