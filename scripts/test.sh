@@ -45,5 +45,12 @@ summary tests/unit/unit_tests.log tests/unit/sim_tests.log tests/unit/loggp_test
   tests/gpu/gpu_check.log tests/profiler/loggp_run.sh.log tests/bench/bench_check.sh.log tests/cluster/cluster_check.sh.log tests/mpich/*.log
 echo "== wall time of each test (side by side under make -j; the slowest first)"
 grep -rh --include='*.log' '^timed: ' "$top/build/tests" | sort -k3,3nr | head -n 15 || true
+# What a failed test printed, last so that a CI excerpt of the output's end
+# holds it (the logs themselves stay on the machine that ran them).
+for trs in $(grep -rl --include='*.trs' '^:test-result: FAIL' "$top/build" "$top/build-asan" 2>/dev/null); do
+  echo "== failed: ${trs%.trs}.log (its FAIL lines, then its last 30 lines)"
+  grep -m 5 -E '^(FAIL|ERROR)' "${trs%.trs}.log" | cut -c1-400 || true
+  tail -n 30 "${trs%.trs}.log" | cut -c1-400 || true
+done
 echo "test.sh: finished in $(( $(date +%s) - start )) s, status $status"
 exit $status

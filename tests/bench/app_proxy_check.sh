@@ -47,12 +47,14 @@ if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && [ -x "$app" ]; then
   [ "$(wc -l < "$tmp/apps.csv")" = 3 ] || fail "apps.csv: $(wc -l < "$tmp/apps.csv") rows, expected 3"
   grep -q "^cvars,cg,3,0,0,1000,0,2,1,[0-9.]*$" "$tmp/apps.csv" || fail "no cg row: $(cat "$tmp/apps.csv")"
   # The proxy's own check: a result changed behind the MPI's back on one
-  # rank, in each app: exit 1, naming the element.
+  # rank, in each app: exit 1, naming the element once, and no time rows.
   for c in "ddp --bytes 4096:gradient sum" "cg --rows 100:gathered vector" "master --bytes 4096:broadcast input"; do
     read -r -a args <<< "${c%%:*}"
-    out=$(mpich -genv APP_PROXY_CORRUPT 1 "$app" "${args[@]}" "${common[@]}"); rc=$?
+    out=$(mpich -genv APP_PROXY_CORRUPT 1 "$app" "${args[@]}" "${common[@]}" --csv "$tmp/bad.csv"); rc=$?
     [ "$rc" = 1 ] || fail "${args[0]}: a corrupted result gave exit $rc, expected 1: $out"
-    echo "$out" | grep -q "app_proxy: rank 1: wrong ${c#*:} at element 0" || fail "unclear wrong-result message: $out"
+    [ "$(echo "$out" | grep -c "^app_proxy: rank 1: wrong ${c#*:} at element 0: ")" = 1 ] ||
+      fail "${args[0]}: not one wrong-result message naming rank 1's element 0: $out"
+    [ ! -s "$tmp/bad.csv" ] || fail "${args[0]}: a corrupted run wrote time rows: $(cat "$tmp/bad.csv")"
   done
   for bad in "ddp --bytes 6" "cg --label a,b" "master --every 2" "ddp --every 4294967296"; do
     read -r -a args <<< "$bad"
@@ -94,6 +96,11 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$app" ] && [ -f "$lib" ]; then
     esac
     echo "$out" | grep -q "^gencoll: $want" || fail "interposition, ${args[0]}: no call matching '$want': $out"
   done
+  out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 3 \
+    -x APP_PROXY_CORRUPT=1 -x LD_PRELOAD="$lib" "$app" master --bytes 4096 "${common[@]}" </dev/null 2>&1); rc=$?
+  [ "$rc" = 1 ] || fail "interposition: a corrupted result gave exit $rc, expected 1: $out"
+  echo "$out" | grep -q "^app_proxy: rank 1: wrong broadcast input at element 0: " ||
+    fail "interposition: no wrong-result message: $out"
   ran="${ran:+$ran and }Open MPI's interposition library"
 fi
 [ -n "$ran" ] || { echo "SKIP: no MPICH module build or Open MPI interposition library"; exit 77; }
