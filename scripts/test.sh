@@ -14,7 +14,8 @@ bash "$top/scripts/build.sh"
 # Built with the progress-yield option: the tests run many ranks on few cores.
 # Cached: unchanged inputs skip the build.
 bash "$top/scripts/build-mpich.sh" --progress-yield --gencoll-build "$top/build" >/dev/null
-echo "test.sh: set up in $(( $(date +%s) - start )) s"
+setup=$(( $(date +%s) - start ))
+echo "test.sh: set up in $setup s"
 status=0
 
 # Sanitizer build of the MPI-free core and its unit tests.
@@ -27,7 +28,8 @@ make -j"$(nproc)" tests/unit/unit_tests
 # sanitizers they would take many minutes; the executor, checker and pattern
 # tests below run the same generators and checker under them.
 ./tests/unit/unit_tests "~[schedules]" 2>&1 | tee tests/unit/unit_tests.log | tail -n 3 || status=$?  # pipefail: the tests decide
-echo "test.sh: sanitizer build and unit tests in $(( $(date +%s) - asan_start )) s"
+asan=$(( $(date +%s) - asan_start ))
+echo "test.sh: sanitizer build and unit tests in $asan s"
 
 cd "$top/build"
 make -j"$(nproc)" check || status=$?
@@ -52,5 +54,5 @@ for trs in $(grep -rl --include='*.trs' '^:test-result: FAIL' "$top/build" "$top
   grep -m 5 -E '^(FAIL|ERROR)' "${trs%.trs}.log" | cut -c1-400 || true
   tail -n 30 "${trs%.trs}.log" | cut -c1-400 || true
 done
-echo "test.sh: finished in $(( $(date +%s) - start )) s, status $status"
+echo "test.sh: finished in $(( $(date +%s) - start )) s (set up $setup s, sanitizer build and unit tests $asan s), status $status"
 exit $status
