@@ -79,6 +79,7 @@
 #                 six times the packets (cores to spare needed)
 #   --single-node all ranks on this machine, even where it has too few cores
 #   --no-build    use the existing build/ and its MPICH prefix as they are
+#                 (refused where ranks share cores and that MPICH spins)
 #   --bundle DIR  use the binaries, MPICH and libraries packed by
 #                 scripts/device-bundle.sh (a machine with no compiler or MPI)
 # Where the job runs: inside a Slurm allocation (SLURM_JOB_ID set) hydra's own
@@ -219,14 +220,23 @@ if [ -n "$bundle" ]; then
   # shellcheck source=/dev/null
   source "$bundle/env.sh"
   build=$bundle/build prefix=$bundle/mpich ldpath=$LD_LIBRARY_PATH
-  if [ "$force_yield" = 1 ] && ! grep -q ', --progress-yield$' "$prefix/BUILD" 2>/dev/null; then
+  if { [ "$force_yield" = 1 ] || [ "$oversub" = 1 ]; } && ! grep -q ', --progress-yield$' "$prefix/BUILD" 2>/dev/null; then
     [ -d "$bundle/mpich-yield/lib" ] ||
-      { echo "main-job.sh: --progress-yield: $bundle has no mpich-yield/ (pack it again with scripts/device-bundle.sh)" >&2; exit 1; }
+      { echo "main-job.sh: ranks that share cores or --progress-yield need MPICH's progress-yield build: $bundle has no mpich-yield/ (pack it again with scripts/device-bundle.sh)" >&2; exit 1; }
     ldpath=$bundle/mpich-yield/lib:$ldpath
   fi
 else
   [ -f "$build/mpich-prefix" ] || { echo "main-job.sh: no MPICH prefix in $build (run without --no-build)" >&2; exit 1; }
   prefix=$(cat "$build/mpich-prefix") ldpath=$prefix/lib
+  # With --no-build, build/mpich-prefix is whichever build ran last (the
+  # device bundle's is the spinning one): ranks that share cores and spin
+  # would measure the scheduler, under a machine.txt that says otherwise.
+  # The progress-yield build is the one whose libmpich calls sched_yield.
+  if { [ "$oversub" = 1 ] || [ "$force_yield" = 1 ]; } &&
+    ! nm -D --undefined-only "$prefix/lib/libmpich.so.12" 2>/dev/null | grep -qw sched_yield; then
+    echo "main-job.sh: $([ "$oversub" = 1 ] && echo "$np ranks share $cores cores" || echo "--progress-yield"), but $prefix (build/mpich-prefix) is MPICH without --progress-yield, whose waiting ranks spin; run without --no-build, or first: bash scripts/build-mpich.sh --progress-yield" >&2
+    exit 1
+  fi
 fi
 # Step 5's binary, asked for before the hours of measuring that come first.
 [ "$apps" = none ] || [ -x "$build/benchmarks/app_proxy.mpich" ] ||
@@ -298,7 +308,7 @@ source "$top/scripts/machine-info.sh"
   machine_date
   echo "command: $cmdline"
   machine_platform
-  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH built with --progress-yield, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by the binder of cluster.sh})")"
+  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH's progress-yield build, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by the binder of cluster.sh})")"
   if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
