@@ -49,7 +49,7 @@ echo "== wall time of each test (side by side under make -j; the slowest first)"
 grep -rh --include='*.log' '^timed: ' "$top/build/tests" | sort -k3,3nr | head -n 15 || true
 # What a failed test printed, last so that a CI excerpt of the output's end
 # holds it (the logs themselves stay on the machine that ran them).
-for trs in $(grep -rl --include='*.trs' '^:test-result: FAIL' "$top/build" "$top/build-asan" 2>/dev/null); do
+for trs in $(grep -rlE --include='*.trs' '^:test-result: (FAIL|XPASS|ERROR)' "$top/build" "$top/build-asan" 2>/dev/null); do
   echo "== failed: ${trs%.trs}.log (its FAIL lines, then its last 30 lines)"
   grep -m 5 -E '^(FAIL|ERROR)' "${trs%.trs}.log" | cut -c1-400 || true
   tail -n 30 "${trs%.trs}.log" | cut -c1-400 || true
