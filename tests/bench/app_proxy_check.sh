@@ -81,13 +81,13 @@ fi
 lib="$builddir/openmpi/.libs/libgencoll-pmpi.so"
 app="$builddir/benchmarks/app_proxy.openmpi"
 if command -v mpiexec.openmpi >/dev/null && [ -x "$app" ] && [ -f "$lib" ]; then
+  ompi() { timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 3 "$@" </dev/null 2>&1; }
   for a in "${apps[@]}"; do
     read -r -a args <<< "$a"
-    out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 3 \
-      -x GENCOLL_DEBUG=1 -x GENCOLL_ALLREDUCE_INTRA_ALGORITHM=knomial -x GENCOLL_ALLREDUCE_KNOMIAL_KVAL=3 \
+    out=$(ompi -x GENCOLL_DEBUG=1 -x GENCOLL_ALLREDUCE_INTRA_ALGORITHM=knomial -x GENCOLL_ALLREDUCE_KNOMIAL_KVAL=3 \
       -x GENCOLL_ALLGATHER_INTRA_ALGORITHM=kring -x GENCOLL_BCAST_INTRA_ALGORITHM=knomial \
       -x GENCOLL_REDUCE_INTRA_ALGORITHM=knomial -x LD_PRELOAD="$lib" \
-      "$app" "${args[@]}" "${common[@]}" </dev/null 2>&1) || fail "interposition, ${args[0]}: $out"
+      "$app" "${args[@]}" "${common[@]}") || fail "interposition, ${args[0]}: $out"
     echo "$out" | grep -q "^app_proxy ${args[0]} ranks 3 round 1: " || fail "interposition, ${args[0]}: no time line: $out"
     case ${args[0]} in
       ddp) want="allreduce .*algorithm=knomial k=3" ;;
@@ -96,8 +96,7 @@ if command -v mpiexec.openmpi >/dev/null && [ -x "$app" ] && [ -f "$lib" ]; then
     esac
     echo "$out" | grep -q "^gencoll: $want" || fail "interposition, ${args[0]}: no call matching '$want': $out"
   done
-  out=$(timeout -k 5 120 mpiexec.openmpi --oversubscribe --allow-run-as-root --mca btl self,vader -n 3 \
-    -x APP_PROXY_CORRUPT=1 -x LD_PRELOAD="$lib" "$app" master --bytes 4096 "${common[@]}" </dev/null 2>&1); rc=$?
+  out=$(ompi -x APP_PROXY_CORRUPT=1 -x LD_PRELOAD="$lib" "$app" master --bytes 4096 "${common[@]}"); rc=$?
   [ "$rc" = 1 ] || fail "interposition: a corrupted result gave exit $rc, expected 1: $out"
   echo "$out" | grep -q "^app_proxy: rank 1: wrong broadcast input at element 0: " ||
     fail "interposition: no wrong-result message: $out"
