@@ -33,6 +33,54 @@ for args in "--budget 0 gpu" "--budget 10s gpu" "--bundle $out/none gpu" "" "--b
 done
 echo "check_scripts: device-session.sh refuses bad parts and options before running any"
 
+# The main job refuses bad options before it builds or measures anything
+# (--single-node: on few cores as root it would otherwise choose an emulated
+# cluster, which --rps and --mtu need). It runs from a copy of the tree's
+# layout around the script, where a check that let an option through would
+# find no build script, and whose build/mpich-prefix names stand-in
+# libraries below.
+mj=$top/scripts/main-job.sh fake=$out/top
+mkdir -p "$fake/scripts" "$fake/build" "$fake/spin/lib" "$fake/yield/lib"
+ln -s "$mj" "$fake/scripts/main-job.sh"
+n=0
+for args in "--emulate 4x" "--emulate 0x2" "--hostfile $out/none" "--trace some" "--apps ddp,bogus" \
+  "--app-rounds 0" "--app-compute 1.5" "--apps none --apps-only" "--rps" "--mtu 9000" "--np 0" \
+  "--max 4" "--min 16 --max 8" "--max-time fast" "--bogus"; do
+  n=$((n + 1))
+  # shellcheck disable=SC2086  # the words are the arguments
+  msg=$(bash "$fake/scripts/main-job.sh" --single-node --out "$out/mj$n" $args 2>&1); rc=$?
+  if [ "$rc" != 2 ] || [[ $msg != main-job.sh:* ]] || [ -e "$out/mj$n" ]; then
+    echo "FAIL: main-job.sh $args: exit $rc, '$msg'"; fails=$((fails + 1))
+  fi
+done
+# With --no-build, ranks that share cores (or --progress-yield) need the
+# MPICH build whose waiting ranks yield, the one whose libmpich imports
+# sched_yield; build/mpich-prefix names whichever build ran last.
+if command -v cc > /dev/null && command -v nm > /dev/null; then
+  printf 'int gencoll_stand_in(void) { return 0; }\n' > "$out/spin.c"
+  printf '#include <sched.h>\nint gencoll_stand_in(void) { return sched_yield(); }\n' > "$out/yield.c"
+  cc -shared -fPIC -o "$fake/spin/lib/libmpich.so.12" "$out/spin.c" &&
+    cc -shared -fPIC -o "$fake/yield/lib/libmpich.so.12" "$out/yield.c" ||
+    { echo "FAIL: cannot build the stand-in libmpich"; fails=$((fails + 1)); }
+  over=$(( $(nproc) + 1 ))
+  guard() {  # guard PREFIX EXPECTED_RC EXPECTED_TEXT ARGS...
+    local prefix=$1 want_rc=$2 want=$3 msg rc; shift 3
+    echo "$fake/$prefix" > "$fake/build/mpich-prefix"
+    msg=$(bash "$fake/scripts/main-job.sh" --no-build --out "$out/mj-guard" "$@" 2>&1); rc=$?
+    if [ "$rc" != "$want_rc" ] || [[ $msg != *"$want"* ]]; then
+      echo "FAIL: main-job.sh --no-build $* on the $prefix stand-in: exit $rc (expected $want_rc with '$want'), '$msg'"; fails=$((fails + 1))
+    fi
+  }
+  guard spin 1 "MPICH without --progress-yield" --single-node --np "$over"
+  guard spin 1 "MPICH without --progress-yield" --single-node --np 2 --progress-yield
+  # Past the check: the next one asks for the applications' binary.
+  guard yield 1 "no $fake/build/benchmarks/app_proxy.mpich" --single-node --np "$over"
+  guard spin 1 "no $fake/build/benchmarks/app_proxy.mpich" --single-node --np 1
+  echo "check_scripts: main-job.sh refuses bad options, and a spinning MPICH for ranks that share cores"
+else
+  echo "check_scripts: main-job.sh refuses bad options (no cc or nm: its MPICH check not run)"
+fi
+
 # A device call carries the working tree and the bundle, 64 MiB together:
 # the kept results leave the bundle room only while their large CSVs stay
 # gzipped (benchmarks/results/README.md; the scripts read NAME.gz as NAME).
