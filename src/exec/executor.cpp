@@ -1,3 +1,4 @@
+#include <exception>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -88,6 +89,18 @@ void run(const Schedule& s, const ExecPlan& plan, Transport& t, Workspace& w) {
       if (--w.pending[plan.waiting[e]] == 0) w.ready.push_back(plan.waiting[e]);
   };
 
+  // One transport call: a failure is kept, not thrown, and the step counts
+  // as finished, so every message the other ranks wait for still goes out
+  // (as the program runners do, src/exec/program.hpp). A wait that fails
+  // cannot say what finished: it stops the run at once.
+  std::exception_ptr first;
+  const auto call = [&](auto&& f) {
+    try {
+      f();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  };
   const auto fold = [&](const Step& st) {
     w.operands.assign(1, st.src);
     w.operands.insert(w.operands.end(), s.operands_begin(st), s.operands_end(st));
@@ -106,13 +119,21 @@ void run(const Schedule& s, const ExecPlan& plan, Transport& t, Workspace& w) {
       w.ready.pop_back();
       const Step& st = s.steps[i];
       switch (st.kind) {
-        case StepKind::send: post(t.isend(st.peer, st.tag, st.src), i); break;
-        case StepKind::recv: post(t.irecv(st.peer, st.tag, st.dst), i); break;
-        case StepKind::reduce: t.reduce(st.src, st.dst); complete(i); break;
-        case StepKind::copy: t.copy(st.src, st.dst); complete(i); break;
-        case StepKind::permute: t.permute(st.dst, s.perms.at(static_cast<std::size_t>(st.perm))); complete(i); break;
-        case StepKind::fold: fold(st); complete(i); break;
+        case StepKind::send:
+        case StepKind::recv: {
+          Transport::Request r = Transport::kCompleted;
+          call([&] { r = st.kind == StepKind::send ? t.isend(st.peer, st.tag, st.src) : t.irecv(st.peer, st.tag, st.dst); });
+          post(r, i);
+          continue;
+        }
+        case StepKind::reduce: call([&] { t.reduce(st.src, st.dst); }); break;
+        case StepKind::copy: call([&] { t.copy(st.src, st.dst); }); break;
+        case StepKind::permute:
+          call([&] { t.permute(st.dst, s.perms.at(static_cast<std::size_t>(st.perm))); });
+          break;
+        case StepKind::fold: call([&] { fold(st); }); break;
       }
+      complete(i);
     }
     if (finished == n) break;
     if (in_flight == 0) throw std::logic_error("gencoll executor: schedule has a dependency cycle");
@@ -120,6 +141,7 @@ void run(const Schedule& s, const ExecPlan& plan, Transport& t, Workspace& w) {
     t.wait_some(w.done);
     for (Transport::Request r : w.done) complete(take(r));
   }
+  if (first) std::rethrow_exception(first);
 }
 
 }  // namespace

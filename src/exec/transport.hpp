@@ -77,7 +77,9 @@ ExecPlan plan_execution(const Schedule& s);
 // Runs one rank's schedule to completion: posts every step as soon as its
 // dependencies finished, performs local steps at once, and waits only when
 // nothing else can proceed. The only code in gencoll that waits. `plan` must
-// be plan_execution(s).
+// be plan_execution(s). A step whose transport call throws counts as
+// finished and the run goes on; the first exception is rethrown at the end
+// (a failed wait_some, or prepare, is rethrown at once), as ProgramRunner does.
 void execute(const Schedule& s, const ExecPlan& plan, Transport& t);
 void execute(const Schedule& s, Transport& t);  // plans on the way
 

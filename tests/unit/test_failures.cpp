@@ -4,11 +4,10 @@
 // C runner behind the C entry point (the MPICH module and the Open MPI
 // component compile the same runner in). The error must come out unchanged and
 // the next call on the same thread must run normally (the per-thread
-// workspaces and the entry point's memo survive). The executor stops at the
-// failure; the runners carry on with every later step, so no peer waits for a
-// message that never comes, and stop only where they cannot go on (no
-// scratch; a wait that failed). Under the sanitizer build this also proves no
-// leak.
+// workspaces and the entry point's memo survive). The executor and the
+// runners carry on with every later step, so no peer waits for a message that
+// never comes, and stop only where they cannot go on (no scratch; a wait that
+// failed). Under the sanitizer build this also proves no leak.
 #include <catch2/catch.hpp>
 
 #include <deque>
@@ -34,10 +33,7 @@ struct Injected {
 // are operations that can fail too.
 class FailingTransport final : public Transport {
  public:
-  // carry_on: the caller goes on after a failure (the runners), so operations
-  // after it are expected.
-  FailingTransport(long fail_at, bool deferred, bool carry_on = false)
-      : fail_at_(fail_at), deferred_(deferred), carry_on_(carry_on) {}
+  FailingTransport(long fail_at, bool deferred) : fail_at_(fail_at), deferred_(deferred) {}
   long operations() const { return ops_; }
   // Operations that are steps (everything but scratch and waits): after a
   // failure the runners still run every step, though how many waits they
@@ -64,10 +60,9 @@ class FailingTransport final : public Transport {
 
  private:
   void op(bool stopping = false) {
-    REQUIRE((carry_on_ || !failed_));  // the executor runs nothing after a failure
+    REQUIRE(!failed_stopping_);  // nothing runs after a failed prepare or wait
     if (!stopping) ++steps_;
     if (++ops_ == fail_at_) {
-      failed_ = true;
       failed_stopping_ = stopping;
       throw Injected{ops_};
     }
@@ -79,7 +74,7 @@ class FailingTransport final : public Transport {
     return next_++;
   }
   long fail_at_, ops_ = 0, steps_ = 0;
-  bool deferred_, carry_on_, failed_ = false, failed_stopping_ = false;
+  bool deferred_, failed_stopping_ = false;
   std::deque<Request> queue_;
   Request next_ = 0;
 };
@@ -142,7 +137,8 @@ struct FailingCallbacks {
 
 }  // namespace
 
-TEST_CASE("an executor whose transport fails at its n-th operation stops there, for every n", "[executor][failures]") {
+TEST_CASE("an executor whose transport fails at its n-th operation carries on and rethrows it, for every n",
+          "[executor][failures]") {
   long runs = 0;
   for (const CollParams& prm : cases())
     for (bool deferred : {false, true}) {
@@ -163,6 +159,10 @@ TEST_CASE("an executor whose transport fails at its n-th operation stops there, 
           REQUIRE(e.at == n);
         }
         REQUIRE(threw);
+        if (t.failed_stopping())
+          REQUIRE(t.operations() == n);
+        else
+          REQUIRE(t.steps() == clean.steps());
         // The thread's workspace is free again: a clean run after the failure.
         FailingTransport again(0, deferred);
         execute(s, plan, again);
@@ -185,7 +185,7 @@ TEST_CASE("a program runner whose transport fails at its n-th operation carries 
       const long n_ops = clean.operations();
       INFO(to_string(prm.coll) << " " << to_string(prm.alg) << " rank " << prm.rank << (deferred ? " deferred" : ""));
       for (long n = 1; n <= n_ops; ++n) {
-        FailingTransport t(n, deferred, true);
+        FailingTransport t(n, deferred);
         bool threw = false;
         try {
           runner.run(program, t);
