@@ -72,7 +72,7 @@ bool mpi_gpu_aware() {
 
 struct Layout {
   MPI_Aint extent = 0, true_lb = 0, true_extent = 0;
-  int size = 0;
+  MPI_Count size = 0;
 };
 
 Layout layout_of(MPI_Datatype t) {
@@ -80,7 +80,7 @@ Layout layout_of(MPI_Datatype t) {
   MPI_Aint lb = 0;
   check(PMPI_Type_get_extent(t, &lb, &l.extent));
   check(PMPI_Type_get_true_extent(t, &l.true_lb, &l.true_extent));
-  check(PMPI_Type_size(t, &l.size));
+  check(PMPI_Type_size_x(t, &l.size));
   return l;
 }
 

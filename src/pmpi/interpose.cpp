@@ -200,11 +200,27 @@ struct ThreadCalls {
 // the library gets them at start; opened with dlopen, from glibc's small
 // spare (glibc.rtld.optional_static_tls), which dlopen reports when used up.
 [[gnu::tls_model("initial-exec")]] thread_local ThreadCalls* t_calls = nullptr;
+// Set when the thread's ThreadCalls has been destroyed: at exit the main
+// thread's thread-locals go before the program's static destructors and
+// atexit handlers, which may still call collectives (MPI allows them until
+// MPI_Finalize); decide() then leaves every call to the MPI's own.
+[[gnu::tls_model("initial-exec")]] thread_local bool t_calls_gone = false;
+
+struct ThreadCallsOwner {
+  ThreadCalls calls;
+  ThreadCallsOwner() = default;
+  ThreadCallsOwner(const ThreadCallsOwner&) = delete;
+  ThreadCallsOwner& operator=(const ThreadCallsOwner&) = delete;
+  ~ThreadCallsOwner() {
+    t_calls = nullptr;
+    t_calls_gone = true;
+  }
+};
 
 [[gnu::noinline]] ThreadCalls& first_thread_calls() {
-  thread_local ThreadCalls calls;
-  t_calls = &calls;
-  return calls;
+  thread_local ThreadCallsOwner owner;
+  t_calls = &owner.calls;
+  return owner.calls;
 }
 
 inline ThreadCalls& thread_calls() {
@@ -343,16 +359,23 @@ bool commutative_op(MPI_Op op) {
 // intracommunicator (the only kind gencoll serves).
 bool valid_root(const Call& call) { return call.root >= 0 && call.root < comm_state(call.comm).p; }
 
+// Bytes of data in one element (0 where the MPI cannot say). MPI_Type_size's
+// int answers MPI_UNDEFINED for a type of 2 GiB or more.
+std::uint64_t type_bytes(MPI_Datatype type) {
+  MPI_Count size = 0;
+  if (PMPI_Type_size_x(type, &size) != MPI_SUCCESS || size < 0) return 0;
+  return static_cast<std::uint64_t>(size);
+}
+
 // GENCOLL_DEBUG line for a call rank 0 leaves to the MPI although the file was asked.
 void log_native(const Call& call, const std::string& why) {
-  int rank = 0, p = 0, size = 0;
+  int rank = 0, p = 0;
   PMPI_Comm_rank(call.comm, &rank);
   if (rank != 0) return;
   PMPI_Comm_size(call.comm, &p);
-  PMPI_Type_size(call.type, &size);
   std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=native (%s)\n", to_string(call.coll),
-               static_cast<unsigned long long>(call.count), static_cast<unsigned long long>(call.count) * size, p,
-               call.root, why.c_str());
+               static_cast<unsigned long long>(call.count),
+               static_cast<unsigned long long>(call.count * type_bytes(call.type)), p, call.root, why.c_str());
 }
 
 // The call in the selection file's terms. The node conditions are answered from
@@ -362,9 +385,7 @@ SelectionCall describe(const Call& call, bool inter) {
   s.coll = call.coll;
   s.inter = inter;
   s.count = call.count;
-  int size = 0;
-  PMPI_Type_size(call.type, &size);
-  s.type_size = static_cast<std::uint64_t>(size);
+  s.type_size = type_bytes(call.type);
   s.commutative = commutative_op(call.op);
   s.op_built_in = predefined_op(call.op);
   // Reduce's MPI_IN_PLACE is the root's alone, and every rank must reach the
@@ -439,6 +460,7 @@ std::optional<Plan> decide_afresh(const Call& call, const Selection& sel, std::s
 // depends on the communicator, the collective, the count, the type and the op
 // and on nothing that changes during a run.
 std::optional<Plan> decide(const Call& call) {
+  if (t_calls_gone) return std::nullopt;
   const Selection sel = selection(call.coll);
   if (!g_config.selection_file || sel.pinned) return decide_afresh(call, sel);
   ThreadCalls& tc = thread_calls();
@@ -501,8 +523,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   prm.in_place = bufs.send == bufs.recv;
   if (g_config.debug && prm.rank == 0) {
     const Call& shown = as_called ? *as_called : call;
-    int size = 0;
-    PMPI_Type_size(as_called ? shown.type : bufs.type, &size);
+    const std::uint64_t size = type_bytes(as_called ? shown.type : bufs.type);
     const CollParams c = canonical(prm);  // k as it runs (of the leaders' algorithm under smp)
     std::fprintf(stderr, "gencoll: %s count=%llu bytes=%llu p=%d root=%d algorithm=%s%s k=%d\n", to_string(call.coll),
                  static_cast<unsigned long long>(shown.count), static_cast<unsigned long long>(shown.count) * size,
@@ -555,7 +576,9 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
 
 // Packs `count` elements of `type` (layout `l`) at `elements` into `packed`,
 // or unpacks them back (`unpack`), in pieces whose byte counts fit the int
-// counts of MPI_Pack (and GENCOLL_COUNT_LIMIT, which tests lower).
+// counts of MPI_Pack (and GENCOLL_COUNT_LIMIT, which tests lower); an element
+// larger than those alone, with MPI-4's MPI_Pack_c (bcast_entry leaves such a
+// type with gaps to an MPI without it).
 void pack_elements(void* elements, std::uint64_t count, MPI_Datatype type, const TypeLayout& l, char* packed,
                    bool unpack, MPI_Comm comm) {
   const std::uint64_t size = static_cast<std::uint64_t>(l.size);
@@ -563,6 +586,15 @@ void pack_elements(void* elements, std::uint64_t count, MPI_Datatype type, const
   for (std::uint64_t i = 0; i < count; i += per) {
     const std::uint64_t n = std::min(per, count - i);
     char* at = static_cast<char*>(elements) + static_cast<MPI_Aint>(i) * l.extent;
+#if MPI_VERSION >= 4
+    if (size > kIntCountLimit) {
+      MPI_Count position = 0;
+      const auto c = static_cast<MPI_Count>(size);
+      if (unpack) check(PMPI_Unpack_c(packed + i * size, c, &position, at, 1, type, comm));
+      else check(PMPI_Pack_c(at, 1, type, packed + i * size, c, &position, comm));
+      continue;
+    }
+#endif
     const int bytes = static_cast<int>(n * size);
     int position = 0;
     if (unpack) check(PMPI_Unpack(packed + i * size, bytes, &position, at, static_cast<int>(n), type, comm));
@@ -705,11 +737,16 @@ namespace {
 
 // The entry points, once for the int counts of MPI-3 and once for the
 // MPI_Count of MPI-4's _c functions; `native` is the MPI's own call with the
-// caller's arguments.
+// caller's arguments. Arguments the MPI refuses (a null type or op, a
+// negative count) go to it, which reports them through the communicator's
+// handler before any message moves; a schedule would fail midway, on
+// MPI_COMM_WORLD's handler.
+bool null_args(MPI_Datatype type, MPI_Op op = MPI_SUM) { return type == MPI_DATATYPE_NULL || op == MPI_OP_NULL; }
+
 template <typename Count, typename Native>
 int allreduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype type, MPI_Op op, MPI_Comm comm,
                     Native native) {
-  if (count <= 0) return native();
+  if (count <= 0 || null_args(type, op)) return native();
   return guarded(comm, [&] {
     const Call call{Collective::allreduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
                     0};
@@ -729,7 +766,9 @@ int allreduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatyp
 template <typename Count, typename Native>
 int allgather_entry(const void* sendbuf, Count sendcount, MPI_Datatype sendtype, void* recvbuf, Count recvcount,
                     MPI_Datatype recvtype, MPI_Comm comm, Native native) {
-  if (recvcount <= 0) return native();
+  if (recvcount <= 0 || null_args(recvtype) ||
+      (sendbuf != MPI_IN_PLACE && (sendcount < 0 || null_args(sendtype))))
+    return native();
   return guarded(comm, [&] {
     // MPICH sizes an allgather by its receive block (count and type).
     const Call call{Collective::allgather, comm, static_cast<std::uint64_t>(recvcount), recvtype, MPI_OP_NULL,
@@ -758,11 +797,20 @@ int allgather_entry(const void* sendbuf, Count sendcount, MPI_Datatype sendtype,
 
 template <typename Count, typename Native>
 int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm comm, Native native) {
-  if (count <= 0) return native();
+  if (count <= 0 || null_args(type)) return native();
   return guarded(comm, [&] {
     const Call call{Collective::bcast, comm, static_cast<std::uint64_t>(count), type, MPI_OP_NULL, false, root};
     const std::optional<Plan> plan = decide(call);
     if (!plan || !valid_root(call)) return native();
+#if MPI_VERSION < 4
+    // A derived type's element beyond MPI_Pack's int counts, with gaps
+    // (pack_elements); no predefined type is that large.
+    bool named = false;
+    check(classify_type(thread_calls(), type, named));
+    if (const TypeLayout l = named ? TypeLayout{} : TypeLayout::of(type);
+        !l.dense && static_cast<std::uint64_t>(l.size) > kIntCountLimit)
+      return native();
+#endif
     return bcast_bytes(call, *plan, buffer);
   });
 }
@@ -770,14 +818,23 @@ int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm
 template <typename Count, typename Native>
 int reduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm,
                  Native native) {
-  if (count <= 0) return native();
+  if (count <= 0 || null_args(type, op)) return native();
   return guarded(comm, [&] {
+    // MPI_IN_PLACE is the root's alone. Open MPI reports it as MPI_ERR_ARG;
+    // MPICH 4.0.2 does not check and crashes on the address (in UCX), so the
+    // library reports it, whatever serves the call.
+    if (sendbuf == MPI_IN_PLACE) {
+      int inter = 0, rank = 0;
+      check(PMPI_Comm_test_inter(comm, &inter));
+      check(PMPI_Comm_rank(comm, &rank));
+      if (!inter && rank != root) throw MpiError(MPI_ERR_BUFFER);
+    }
     const Call call{Collective::reduce, comm, static_cast<std::uint64_t>(count), type, op, sendbuf == MPI_IN_PLACE,
                     root};
     const std::optional<Plan> plan = decide(call);
     if (!plan || !valid_root(call)) return native();
     PmpiBuffers b;
-    b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;  // MPI_IN_PLACE is only valid at the root
+    b.send = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     b.send_count = static_cast<std::uint64_t>(count);
     b.send_type = type;
     b.recv = recvbuf;  // significant at the root only; the schedule never touches it elsewhere
@@ -790,7 +847,7 @@ int reduce_entry(const void* sendbuf, void* recvbuf, Count count, MPI_Datatype t
 template <typename Count, typename Native>
 int reduce_scatter_block_entry(const void* sendbuf, void* recvbuf, Count recvcount, MPI_Datatype type, MPI_Op op,
                                MPI_Comm comm, Native native) {
-  if (recvcount <= 0) return native();
+  if (recvcount <= 0 || null_args(type, op)) return native();
   return guarded(comm, [&] {
     const Call call{Collective::reduce_scatter_block, comm, static_cast<std::uint64_t>(recvcount), type, op,
                     sendbuf == MPI_IN_PLACE, 0};
@@ -818,7 +875,7 @@ int reduce_scatter_entry(const void* sendbuf, void* recvbuf, const Count recvcou
     // An intercommunicator's recvcounts cover the local group, Comm_size's
     // answer; decide() then leaves the call to the MPI.
     int p = 0;
-    if (PMPI_Comm_size(comm, &p) != MPI_SUCCESS || recvcounts == nullptr) return native();
+    if (null_args(type, op) || PMPI_Comm_size(comm, &p) != MPI_SUCCESS || recvcounts == nullptr) return native();
     std::vector<std::uint64_t> counts(static_cast<std::size_t>(p));
     std::uint64_t total = 0;
     for (int i = 0; i < p; ++i) {

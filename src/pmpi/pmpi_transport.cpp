@@ -135,7 +135,7 @@ TypeLayout TypeLayout::of(MPI_Datatype type) {
   MPI_Aint lb = 0;
   check(PMPI_Type_get_extent(type, &lb, &l.extent));
   check(PMPI_Type_get_true_extent(type, &l.true_lb, &l.true_extent));
-  check(PMPI_Type_size(type, &l.size));
+  check(PMPI_Type_size_x(type, &l.size));
   l.dense = l.size == l.extent && l.true_lb == 0 && l.true_extent == l.extent;
   return l;
 }
@@ -252,8 +252,8 @@ void PmpiTransport::copy_units(const void* from, MPI_Datatype from_type, std::ui
   // bytes between elements stay untouched) and differing send/receive types.
   // Pack sizes are ints: beyond them (or beyond the count limit) the MPI
   // copies, as a message to this rank with large-count descriptions.
-  int type_size = 0;
-  check(PMPI_Type_size(from_type, &type_size));
+  MPI_Count type_size = 0;
+  check(PMPI_Type_size_x(from_type, &type_size));
   const std::uint64_t bytes = from_count * static_cast<std::uint64_t>(type_size);
   if (from_count <= limit_ && to_count <= limit_ && bytes <= kIntCountLimit) {
     int packed = 0;

@@ -41,7 +41,7 @@ struct PmpiBuffers {
 // derived type's handle, once freed, may come back as another type).
 struct TypeLayout {
   MPI_Aint extent = 0, true_lb = 0, true_extent = 0;
-  int size = 0;  // bytes of data per element
+  MPI_Count size = 0;  // bytes of data per element (MPI_Type_size's int says MPI_UNDEFINED from 2 GiB)
   bool dense = false;  // gap-free: copies may use memcpy
   static TypeLayout of(MPI_Datatype type);
 };

@@ -5,10 +5,15 @@
 # on each MPI (k-nomial, recursive multiplying, k-ring), the MPICH module
 # (k-ring) and the Open MPI component (radix-k Bruck), every byte checked,
 # separate buffers and MPI_IN_PLACE, gencoll's debug line for every call.
+# And 2 ranks broadcast one element of a type of 2^31 + 4096 bytes (more
+# than MPI_Type_size's int can say), contiguous and with a gap, through the
+# interposition library on each MPI (k-nomial, k-ring), the MPICH module and
+# the Open MPI component.
 set -u
 builddir=${builddir:-$(pwd)}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 count=${BIG_ALLGATHER_BYTES:-750000000}
+bbytes=${BIG_BCAST_BYTES:-2147487744}
 fail() { echo "FAIL: $*"; exit 1; }
 ran=0
 for mpi in mpich openmpi; do
@@ -36,6 +41,27 @@ for mpi in mpich openmpi; do
       fail "$mpi $alg: gencoll did not serve both calls"
     ran=1
   done
+  bin="$builddir/tests/mpi/big_bcast.$mpi"
+  "$cc" -O2 -o "$bin" "$srcdir/tests/mpi/big_bcast.c" || fail "cannot build big_bcast with $cc"
+  for alg in knomial:2 kring:2; do
+    a=${alg%%:*} k=${alg#*:}
+    env=(GENCOLL_BCAST_INTRA_ALGORITHM="$a" "GENCOLL_BCAST_$(echo "$a" | tr a-z A-Z)_KVAL=$k" GENCOLL_DEBUG=1
+         LD_PRELOAD="$lib")
+    if [ "$mpi" = mpich ]; then
+      args=(); for e in "${env[@]}" GENCOLL_WAIT_POLICY=yield; do args+=(-genv "${e%%=*}" "${e#*=}"); done
+      out=$(timeout -k 5 900 mpiexec.mpich -n 2 "${args[@]}" "$bin" "$bbytes" 2>&1)
+    else
+      args=(); for e in "${env[@]}"; do args+=(-x "$e"); done
+      out=$(timeout -k 5 900 mpiexec.openmpi --oversubscribe --allow-run-as-root -n 2 "${args[@]}" "$bin" "$bbytes" 2>&1)
+    fi
+    rc=$?
+    echo "$out" | sed "s/^/$mpi bcast $alg: /"
+    [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] || fail "$mpi bcast $alg: not both calls right"
+    # The gapped type needs MPI_Pack_c, which Open MPI 4.1 lacks: its own bcast then.
+    served=$([ "$mpi" = mpich ] && echo 2 || echo 1)
+    [ "$(echo "$out" | grep -c "^gencoll: bcast count=1 bytes=$bbytes .* algorithm=$a k=$k\$")" = "$served" ] ||
+      fail "$mpi bcast $alg: gencoll did not serve $served calls"
+  done
 done
 # The MPICH module and the Open MPI component take the same program (built
 # with Debian's mpicc.mpich / mpicc.openmpi) with no preload.
@@ -53,6 +79,16 @@ if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && [ -x "$builddir/tests/mpi
     [ "$(echo "$out" | grep -c "^gencoll: allgather count=$count .* algorithm=$a k=$k\$")" = 2 ] ||
       fail "module $alg: gencoll did not serve both calls"
   done
+  if [ -x "$builddir/tests/mpi/big_bcast.mpich" ]; then
+    out=$(timeout -k 5 900 "$prefix/bin/mpiexec" -n 2 -genv LD_LIBRARY_PATH "$prefix/lib" \
+      -genv MPIR_CVAR_BCAST_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_BCAST_INTRA_ALGORITHM kring \
+      -genv MPIR_CVAR_BCAST_KRING_KVAL 2 -genv MPIR_CVAR_GENCOLL_DEBUG 1 \
+      "$builddir/tests/mpi/big_bcast.mpich" "$bbytes" 2>&1)
+    rc=$?
+    echo "$out" | sed "s/^/module bcast kring:2: /"
+    [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] || fail "module bcast: not both calls right"
+    [ "$(echo "$out" | grep -c "^gencoll: bcast .*algorithm=kring k=2\$")" = 2 ] || fail "module bcast: gencoll did not serve both calls"
+  fi
 fi
 path=$(cat "$builddir/ompi-component/component-path" 2>/dev/null || true)
 if [ -n "$path" ] && [ -x "$builddir/tests/mpi/big_allgather.openmpi" ]; then
@@ -65,6 +101,15 @@ if [ -n "$path" ] && [ -x "$builddir/tests/mpi/big_allgather.openmpi" ]; then
   [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] || fail "component: not both calls right"
   [ "$(echo "$out" | grep -c "^gencoll: allgather count=$count .* algorithm=kbruck k=2\$")" = 2 ] ||
     fail "component: gencoll did not serve both calls"
+  if [ -x "$builddir/tests/mpi/big_bcast.openmpi" ]; then
+    out=$(timeout -k 5 900 mpiexec.openmpi --oversubscribe --allow-run-as-root -n 2 \
+      --mca mca_base_component_path "$path" --mca coll_gencoll_bcast_algorithm kring \
+      --mca coll_gencoll_bcast_kring_kval 2 --mca coll_gencoll_verbose 1 \
+      "$builddir/tests/mpi/big_bcast.openmpi" "$bbytes" 2>&1)
+    rc=$?
+    echo "$out" | sed "s/^/component bcast kring:2: /"
+    [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] || fail "component bcast: not both calls right"
+  fi
 fi
 [ "$ran" = 1 ] || { echo "SKIP: no interposition library built"; exit 77; }
-echo "PASS: allgather above 2^31 elements, every byte right"
+echo "PASS: allgather above 2^31 elements and a bcast of a type above 2^31 bytes, every byte right"
