@@ -20,6 +20,7 @@
 #include "coll/algorithms.hpp"
 #include "src/cabi/program_view.hpp"
 #include "src/core/params.hpp"
+#include "src/core/per_thread.hpp"
 #include "src/core/permutation.hpp"
 #include "src/exec/program.hpp"
 #include "src/exec/schedule_cache.hpp"
@@ -164,44 +165,7 @@ struct ThreadSchedules {
   bool running = false;  // gencoll_mpich_run is executing: a nested call takes its own
 };
 
-// The thread's set is reached through a pointer in initial-exec TLS, as the
-// interposition library reaches its own (src/pmpi/interpose.cpp): one load
-// relative to the thread pointer where a function's thread_local object costs
-// two __tls_get_addr calls.
-[[gnu::tls_model("initial-exec")]] thread_local ThreadSchedules* t_schedules = nullptr;
-// Set once the thread's set has been destroyed. At exit the main thread's
-// thread-locals go before atexit handlers and static destructors, which may
-// still call collectives (MPI allows them until MPI_Finalize); the module's
-// allgather in an atexit handler crashed on the destroyed cache.
-[[gnu::tls_model("initial-exec")]] thread_local bool t_schedules_gone = false;
-
-struct ThreadSchedulesOwner {
-  ThreadSchedules s;
-  ThreadSchedulesOwner() = default;
-  ThreadSchedulesOwner(const ThreadSchedulesOwner&) = delete;
-  ThreadSchedulesOwner& operator=(const ThreadSchedulesOwner&) = delete;
-  ~ThreadSchedulesOwner() {
-    t_schedules = nullptr;
-    t_schedules_gone = true;
-  }
-};
-
-[[gnu::noinline]] ThreadSchedules& first_schedules() {
-  if (t_schedules_gone) {
-    // After the thread's own is gone: one for the rest of the process,
-    // deliberately never freed (nothing runs after it that could).
-    t_schedules = new ThreadSchedules();
-    return *t_schedules;
-  }
-  thread_local ThreadSchedulesOwner owner;
-  t_schedules = &owner.s;
-  return owner.s;
-}
-
-inline ThreadSchedules& schedules() {
-  ThreadSchedules* s = t_schedules;
-  return s ? *s : first_schedules();
-}
+inline ThreadSchedules& schedules() { return PerThread<ThreadSchedules>::get(); }
 
 // The count first: the shapes a memo holds at once mostly differ in it (a
 // loop's call and MPICH's barrier's one-byte bcast), so a miss costs one test.

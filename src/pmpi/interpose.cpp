@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "coll/algorithms.hpp"
+#include "src/core/per_thread.hpp"
 #include "src/runtime/config.hpp"
 #include "src/exec/schedule_cache.hpp"
 #include "src/pmpi/device_call.hpp"
@@ -191,42 +192,7 @@ struct ThreadCalls {
   std::optional<FileAnswer> file;
 };
 
-// The thread's ThreadCalls is reached through a pointer in initial-exec TLS
-// (its offset from the GOT, then one load relative to the thread pointer): a
-// thread_local object of a shared library is reached through
-// __tls_get_addr, twice per use for one with a constructor, which was 10
-// calls and some 170 instructions of an 8-byte bcast (callgrind,
-// 2026-11-30). The pointer's 8 bytes are static TLS: linked or preloaded,
-// the library gets them at start; opened with dlopen, from glibc's small
-// spare (glibc.rtld.optional_static_tls), which dlopen reports when used up.
-[[gnu::tls_model("initial-exec")]] thread_local ThreadCalls* t_calls = nullptr;
-// Set when the thread's ThreadCalls has been destroyed: at exit the main
-// thread's thread-locals go before the program's static destructors and
-// atexit handlers, which may still call collectives (MPI allows them until
-// MPI_Finalize); decide() then leaves every call to the MPI's own.
-[[gnu::tls_model("initial-exec")]] thread_local bool t_calls_gone = false;
-
-struct ThreadCallsOwner {
-  ThreadCalls calls;
-  ThreadCallsOwner() = default;
-  ThreadCallsOwner(const ThreadCallsOwner&) = delete;
-  ThreadCallsOwner& operator=(const ThreadCallsOwner&) = delete;
-  ~ThreadCallsOwner() {
-    t_calls = nullptr;
-    t_calls_gone = true;
-  }
-};
-
-[[gnu::noinline]] ThreadCalls& first_thread_calls() {
-  thread_local ThreadCallsOwner owner;
-  t_calls = &owner.calls;
-  return owner.calls;
-}
-
-inline ThreadCalls& thread_calls() {
-  ThreadCalls* tc = t_calls;
-  return tc ? *tc : first_thread_calls();
-}
+inline ThreadCalls& thread_calls() { return PerThread<ThreadCalls>::get(); }
 
 // comm's state if this thread's last call was on it and it is still that communicator.
 CommState* known_state(const ThreadCalls& tc, MPI_Comm comm) {
@@ -460,7 +426,6 @@ std::optional<Plan> decide_afresh(const Call& call, const Selection& sel, std::s
 // depends on the communicator, the collective, the count, the type and the op
 // and on nothing that changes during a run.
 std::optional<Plan> decide(const Call& call) {
-  if (t_calls_gone) return std::nullopt;
   const Selection sel = selection(call.coll);
   if (!g_config.selection_file || sel.pinned) return decide_afresh(call, sel);
   ThreadCalls& tc = thread_calls();
