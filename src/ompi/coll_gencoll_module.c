@@ -366,13 +366,23 @@ static inline __attribute__((always_inline)) void set_call(struct ctx *c, const 
  * extent, no scratch yet, and this call's tags. No schedule sends more than
  * GENCOLL_TAGS_PER_CALL(p) messages to one peer; every rank reserves the same
  * range, from the counter Open MPI's nonblocking collectives draw from, so no
- * other collective's message can match. */
+ * other collective's message can match.
+ *
+ * That counter wraps near -2^30, but the UCX PML keeps 24 bits of a tag
+ * (pml_max_tag 2^23 - 1): a negative tag below -2^23 is sent as a user's
+ * tag, so after some 2^23 / (4p + 64) calls on one communicator (116,000 at
+ * p = 2) a wildcard receive of the application took a collective's message
+ * and the collective hung (tests/ompi/tag_wrap.sh). The counter goes back to
+ * its base before a reservation would pass -(pml_max_tag + 1), on every rank
+ * alike, as every rank draws the same ranges in the same order. */
 static inline void begin_steps(struct ctx *c)
 {
     ptrdiff_t lb = 0;
     ompi_datatype_get_extent(c->dtype, &lb, &c->extent);
     c->tmp = c->tmp_base = NULL;
     c->tags = (int) GENCOLL_TAGS_PER_CALL(ompi_comm_size(c->comm));
+    if ((int64_t) c->comm->c_nbc_tag - c->tags < -(int64_t) mca_pml.pml_max_tag - 1)
+        c->comm->c_nbc_tag = MCA_COLL_BASE_TAG_NONBLOCKING_BASE;
     c->tag_base = ompi_coll_base_nbc_reserve_tags(c->comm, c->tags);
 }
 
