@@ -26,6 +26,7 @@
 #include "src/runtime/config.hpp"
 #include "src/exec/schedule_cache.hpp"
 #include "src/pmpi/device_call.hpp"
+#include "src/pmpi/gpu_types.hpp"
 #include "src/pmpi/pmpi_transport.hpp"
 
 namespace gencoll {
@@ -168,6 +169,10 @@ struct ThreadCalls {
   // asking whether it is predefined.
   std::optional<MPI_Datatype> named, derived;
   TypeLayout named_layout;
+  // The last reduction's type and op found not to be an undefined pair
+  // (check_op_defined).
+  MPI_Datatype op_type = MPI_DATATYPE_NULL;
+  MPI_Op op_checked = MPI_OP_NULL;
   // A call running its program: one nested in it (a transport operation
   // that runs a collective) must leave `cached` alone.
   bool running = false;
@@ -470,8 +475,29 @@ const InjectedFault* injected_fault(InjectedFault& f, MPI_Comm comm) {
 // `counts`: MPI_Reduce_scatter's recvcounts (CollParams::counts), else empty.
 // `as_called`: the call as the application made it, for the debug line, where
 // `call` is another view of it (a bcast's bytes).
+// A predefined op on a predefined type it is not defined for (MPI_MAXLOC on
+// MPI_INT, MPI_SUM on MPI_2INT, a bitwise op on MPI_DOUBLE) is the MPI's
+// MPI_ERR_OP, raised through the caller's communicator as its own call
+// would; a schedule would fail in MPI_Reduce_local, on MPI_COMM_WORLD's
+// handler. Only pairs the device kernels' table (gpu::supported, as
+// permissive as MPICH) rejects; any other pair goes on to the MPI. The same
+// on every rank: they pass one op and, for a predefined type, one type.
+void check_op_defined(ThreadCalls& tc, MPI_Datatype type, MPI_Op op) {
+  if (op == MPI_OP_NULL || (tc.op_type == type && tc.op_checked == op)) return;
+  bool named = false;
+  check(classify_type(tc, type, named));
+  if (named) {
+    const std::optional<gpu::ElemType> elem = device_elem_type(type);
+    const std::optional<gpu::ReduceOp> rop = device_reduce_op(op);
+    if (elem && rop && !gpu::supported(*elem, *rop)) throw MpiError(MPI_ERR_OP);
+  }
+  tc.op_type = type;
+  tc.op_checked = op;
+}
+
 int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::uint64_t> counts = {},
         const Call* as_called = nullptr) {
+  check_op_defined(thread_calls(), bufs.type, bufs.op);
   CommState& state = comm_state(call.comm);
   MPI_Comm pc = state.dup;
   CollParams prm;

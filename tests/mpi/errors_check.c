@@ -18,8 +18,8 @@
  * from the counter those draw from, the same number on every rank), and
  * later ones still match.
  * Arguments the MPI refuses (MPI_IN_PLACE at a reduce's non-root, a null op
- * or type) come back as errors through the communicator's handler, with no
- * message sent. And collectives still run from an atexit
+ * or type, a predefined op on a type it is not defined for) come back as
+ * errors through the communicator's handler, with no message sent. And collectives still run from an atexit
  * handler (MPI allows calls until MPI_Finalize), after the C++ runtime has
  * destroyed the main thread's thread-locals.
  * Rank 0 prints "errors_check: p=<p> <cases> cases, <failures> failures". */
@@ -156,6 +156,10 @@ int main(int argc, char** argv) {
   }
   rc = MPI_Allreduce(buf, out, 8, MPI_INT, MPI_OP_NULL, comm);
   expect(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_OP, "allreduce with MPI_OP_NULL: MPI_ERR_OP", error_class(rc));
+  rc = MPI_Allreduce(buf, out, 8, MPI_INT, MPI_MAXLOC, comm);
+  expect(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_OP, "MPI_MAXLOC on MPI_INT: MPI_ERR_OP", error_class(rc));
+  rc = MPI_Reduce(buf, out, 4, MPI_2INT, MPI_SUM, 0, comm);
+  expect(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_OP, "MPI_SUM on MPI_2INT: MPI_ERR_OP", error_class(rc));
   rc = MPI_Bcast(buf, 8, MPI_DATATYPE_NULL, 0, comm);
   expect(rc != MPI_SUCCESS && error_class(rc) == MPI_ERR_TYPE, "bcast of MPI_DATATYPE_NULL: MPI_ERR_TYPE",
          error_class(rc));
