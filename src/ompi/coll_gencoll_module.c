@@ -372,7 +372,7 @@ static inline __attribute__((always_inline)) void set_call(struct ctx *c, const 
  * (pml_max_tag 2^23 - 1): a negative tag below -2^23 is sent as a user's
  * tag, so after some 2^23 / (4p + 64) calls on one communicator (116,000 at
  * p = 2) a wildcard receive of the application took a collective's message
- * and the collective hung (tests/ompi/tag_wrap.sh). The counter goes back to
+ * and the collective hung (tests/ompi/tag_wrap.c). The counter goes back to
  * its base before a reservation would pass -(pml_max_tag + 1), on every rank
  * alike, as every rank draws the same ranges in the same order. */
 static inline void begin_steps(struct ctx *c)

@@ -20,10 +20,6 @@ namespace {
 
 using gpu::MemoryKind;
 
-void check(int rc) {
-  if (rc != MPI_SUCCESS) throw MpiError(rc);
-}
-
 // libgencoll-cuda's operations and the scratch kept between calls, set up on
 // the first call after the driver appeared; null when the library does not load.
 struct DeviceRuntime {
@@ -70,20 +66,6 @@ bool mpi_gpu_aware() {
   return aware;
 }
 
-struct Layout {
-  MPI_Aint extent = 0, true_lb = 0, true_extent = 0;
-  MPI_Count size = 0;
-};
-
-Layout layout_of(MPI_Datatype t) {
-  Layout l;
-  MPI_Aint lb = 0;
-  check(PMPI_Type_get_extent(t, &lb, &l.extent));
-  check(PMPI_Type_get_true_extent(t, &l.true_lb, &l.true_extent));
-  check(PMPI_Type_size_x(t, &l.size));
-  return l;
-}
-
 // The bytes `count` elements of `t` at `p` touch.
 struct Span {
   char* begin = nullptr;
@@ -93,7 +75,7 @@ struct Span {
 
 Span span_of(const void* p, std::uint64_t count, MPI_Datatype t) {
   if (count == 0) return {};
-  const Layout l = layout_of(t);
+  const TypeLayout l = TypeLayout::of(t);
   return {const_cast<char*>(static_cast<const char*>(p)) + l.true_lb, span_bytes(count, l.extent, l.true_extent)};
 }
 
@@ -114,7 +96,7 @@ std::optional<DeviceBuffers> device_buffers(const PmpiBuffers& b, MemoryKind sen
     why = "send and receive types differ";
     return std::nullopt;
   }
-  const Layout l = layout_of(b.type);
+  const TypeLayout l = TypeLayout::of(b.type);
   const std::optional<gpu::ElemType> elem = device_elem_type(b.type);
   DeviceBuffers d;
   d.send = b.send;
@@ -123,9 +105,8 @@ std::optional<DeviceBuffers> device_buffers(const PmpiBuffers& b, MemoryKind sen
   // Elements are moved as bytes: the type must have no gaps, or be one of the
   // MINLOC/MAXLOC pairs whose padding is part of the kernels' C struct (that
   // padding, unlike the host path's, may change: it is no one's data).
-  const bool dense = l.size == l.extent && l.true_lb == 0 && l.true_extent == l.extent;
   const bool pair = elem && l.true_lb == 0 && gpu::elem_size(*elem) == static_cast<std::size_t>(l.extent);
-  if (!dense && !pair) {
+  if (!l.dense && !pair) {
     why = "a datatype with gaps";
     return std::nullopt;
   }
