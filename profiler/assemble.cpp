@@ -201,6 +201,8 @@ ProfileInput assemble_profile(const RunRecord& run) {
       const std::vector<double> disturbed = disturbed_sizes(run.levels[i]);
       if (!disturbed.empty())
         m.fit.notes.insert(m.fit.notes.begin(), disturbance_note(disturbed, run.levels[i].samples.size()));
+      const std::string again = attempts_note(run.levels[i].attempts);
+      if (!again.empty()) m.fit.notes.insert(m.fit.notes.begin(), again);
       m.located = run.levels[i].located;
       m.overlap = run.levels[i].overlap;
       m.eager_limit = run.levels[i].eager_limit;

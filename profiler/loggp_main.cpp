@@ -235,6 +235,8 @@ int run(const Options& o, int rank, int size) {
   print_summary(profile, o.out, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   for (const std::string& w : rec.plan.warnings) std::fprintf(stderr, "gencoll-loggp: warning: %s\n", w.c_str());
   for (std::size_t i = 0; i < rec.levels.size(); ++i) {
+    const std::string again = attempts_note(rec.levels[i].attempts);
+    if (!again.empty()) std::fprintf(stderr, "gencoll-loggp: level %s: %s\n", rec.plan.levels[i].name.c_str(), again.c_str());
     const std::vector<double> disturbed = disturbed_sizes(rec.levels[i]);
     if (!disturbed.empty())
       std::fprintf(stderr, "gencoll-loggp: warning: level %s: %s\n", rec.plan.levels[i].name.c_str(),

@@ -50,6 +50,12 @@ Measurement
   --rounds N             passes over all sizes that share the repetitions, so
                          that a burst of other work spoils one pass, which the
                          median discards (default 5)
+  --settle N             measure a level's sizes again, up to N times, while
+                         its largest size's PRTT(1,0,s) or PRTT(n,0,s) lies
+                         more than 1.2x above its fastest repetition (other
+                         work slowed the whole pass; an idle network repeats
+                         itself within 7 %), keeping the least slowed pass
+                         (default 3; 0: never)
   --messages N           the least n of PRTT(n, d, s), >= 2 (default 10)
   --stream-bytes BYTES   smaller sizes send more messages, until the n of
                          PRTT(n, d, s) carries BYTES (default 256K): a shaped
@@ -183,6 +189,7 @@ Options parse_options(const std::vector<std::string>& args) {
       if (v.empty() || *end != '\0' || !(o.quantile >= 0 && o.quantile <= 0.5))
         throw OptionError("--quantile: expected a number from 0 to 0.5, got \"" + v + "\"");
     } else if (a == "--rounds") o.rounds = parse_int(value(), a, 1, 1000);
+    else if (a == "--settle") o.settle = parse_int(value(), a, 0, 10);
     else if (a == "--messages") o.messages = parse_int(value(), a, 2, 10000);
     else if (a == "--stream-bytes") o.stream_bytes = parse_bytes(value(), a);
     else if (a == "--messages-max") o.messages_max = parse_int(value(), a, 2, 100000);

@@ -20,6 +20,7 @@ struct Options {
   int warmup = 3;     // untimed ones before them
   double quantile = 0.5;  // statistic kept of the repetitions: 0.5 = median
   int rounds = 5;     // passes over all sizes the repetitions are spread over
+  int settle = 3;     // passes over a level's sizes after a disturbed one, at most
   int messages = 10;  // the least n of PRTT(n, d, s)
   // n grows at small sizes until the stream carries this many bytes: a
   // shaped link's token bucket or a NIC's queue passes a few small messages

@@ -130,6 +130,8 @@ TEST_CASE("options: defaults, --quick and explicit values", "[loggp][options]") 
   CHECK(s.sizes == std::vector<std::uint64_t>{1, 4096, 1 << 20});
   CHECK(s.out == "x.json");
   CHECK(parse_options({"--quantile", "0.1"}).quantile == 0.1);
+  CHECK(d.settle == 3);
+  CHECK(parse_options({"--settle", "0"}).settle == 0);
   CHECK(parse_options({"--help"}).help);
 }
 
@@ -153,6 +155,7 @@ TEST_CASE("options: bad input names the option and what it takes", "[loggp][opti
   CHECK_THAT(error({"--max-size", "2G"}), Catch::Contains("above 1G"));
   CHECK_THAT(error({"--name", ""}), Catch::Contains("must not be empty"));
   CHECK_THAT(error({"--quantile", "0.7"}), Catch::Contains("--quantile: expected a number from 0 to 0.5"));
+  CHECK_THAT(error({"--settle", "-1"}), Catch::Contains("--settle: expected an integer from 0 to 10"));
   CHECK_THAT(error({"--quick", "--max-regimes", "9"}), Catch::Contains("--max-regimes"));
   CHECK_THAT(error({"--refit", "raw.csv"}), Catch::Contains("needs --from"));
   CHECK_THAT(error({"--from", "p.json"}), Catch::Contains("only with --refit"));
