@@ -67,7 +67,8 @@
 #   --progress-yield  MPICH built with the progress yield even where every
 #                 rank has a core (on an emulated cluster the kernel's packet
 #                 processing, a real NIC's work, then gets the cores of ranks
-#                 that wait); with --bundle, its mpich-yield/ libraries
+#                 that wait; the default there when the ranks take every
+#                 core and no --rps); with --bundle, its mpich-yield/ libraries
 #   --rps         with --emulate: each host's NIC processing on its last core
 #                 (scripts/cluster.sh up --rps; hosts need a core to spare)
 #   --mtu M       with --emulate: the NICs' MTU (default cluster.sh's: 9000 down
@@ -91,7 +92,8 @@
 # where N exceeds them), because ranks oversubscribed on a few cores measure
 # the CPU scheduler, not the algorithms; --single-node forces one node. With more ranks than cores,
 # MPICH is built with the progress-yield option and ranks are not bound
-# (DESIGN.md, oversubscription); otherwise ranks are bound to cores. The
+# (DESIGN.md, oversubscription); otherwise ranks are bound to cores (with the
+# progress yield still where an emulated cluster's ranks take every core). The
 # profile, the tuning (for the real shape: hosts x ranks per host) and the
 # measurements all run where the job runs. The directory keeps every input and
 # output with the machine, the date and the command (machine.txt).
@@ -198,6 +200,20 @@ oversub=0
 if [ "$per_host" -gt "$cores" ]; then oversub=1; fi
 # The emulated hosts share this machine's cores.
 if [ -n "$emulate" ] && [ $(( hosts * per_host )) -gt "$cores" ]; then oversub=1; fi
+# On an emulated cluster whose ranks take every core, the emulated NICs'
+# packet processing (the kernel's softirqs, a real NIC's work) runs on the
+# ranks' cores, and ranks that spin while they wait hold it back for whole
+# scheduler slices: on 2 hosts x 1 rank of 2 cores a 1 MiB round trip took
+# 22-28 ms for seconds at a time instead of 17, and the tuned file's runs up
+# to 1.5x the same schedules' in the sweep (network-bound selection quality
+# 0.952 / 0.367 spinning, 0.996 / 0.979 yielding; selection/PROFILES.md).
+# MPICH's progress-yield build gives waiting ranks' cores to it.
+yield_why=
+[ "$force_yield" = 0 ] || yield_why=--progress-yield
+if [ "$oversub" = 0 ] && [ "$force_yield" = 0 ] && [ -n "$emulate" ] && [ ${#rps[@]} = 0 ] &&
+  [ $(( hosts * per_host )) -ge "$cores" ]; then
+  force_yield=1 yield_why="the $np ranks take all $cores cores, which also run the emulated NICs' packet processing"
+fi
 where=${cores}c
 [ -n "$emulate" ] && where=emu${hosts}x${per_host}-$rate
 if [ -n "$hostfile" ] || [ -n "${SLURM_JOB_ID:-}" ]; then where=${hosts}n; fi
@@ -234,7 +250,7 @@ else
   # The progress-yield build is the one whose libmpich calls sched_yield.
   if { [ "$oversub" = 1 ] || [ "$force_yield" = 1 ]; } &&
     ! nm -D --undefined-only "$prefix/lib/libmpich.so.12" 2>/dev/null | grep -qw sched_yield; then
-    echo "main-job.sh: $([ "$oversub" = 1 ] && echo "$np ranks share $cores cores" || echo "--progress-yield"), but $prefix (build/mpich-prefix) is MPICH without --progress-yield, whose waiting ranks spin; run without --no-build, or first: bash scripts/build-mpich.sh --progress-yield" >&2
+    echo "main-job.sh: $([ "$oversub" = 1 ] && echo "$np ranks share $cores cores" || echo "$yield_why"), but $prefix (build/mpich-prefix) is MPICH without --progress-yield, whose waiting ranks spin; run without --no-build, or first: bash scripts/build-mpich.sh --progress-yield" >&2
     exit 1
   fi
 fi
@@ -308,7 +324,7 @@ source "$top/scripts/machine-info.sh"
   machine_date
   echo "command: $cmdline"
   machine_platform
-  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH's progress-yield build, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by the binder of cluster.sh})")"
+  echo "ranks: $np on $hosts host(s), $per_host per host$([ "$oversub" = 1 ] && echo " (more than the $cores cores: MPICH's progress-yield build, ranks not bound)" || echo " (bound to cores${wrap[*]:+ of their own host by the binder of cluster.sh})${yield_why:+; the progress-yield build of MPICH: $yield_why}")"
   if [ -n "$emulate" ]; then echo "network: emulated cluster (scripts/cluster.sh): $(bash "$top/scripts/cluster.sh" status | head -n 1)"
   elif [ -n "$hostfile" ]; then echo "hosts: $hostfile: $(grep -vE '^\s*(#|$)' "$hostfile" | paste -sd' ')"
   elif [ -n "${SLURM_JOB_ID:-}" ]; then echo "hosts: Slurm job $SLURM_JOB_ID: ${SLURM_JOB_NODELIST:-?}"; fi
