@@ -8,12 +8,24 @@
 # And 2 ranks broadcast one element of a type of 2^31 + 4096 bytes (more
 # than MPI_Type_size's int can say), contiguous and with a gap, through the
 # interposition library on each MPI (k-nomial, k-ring), the MPICH module and
-# the Open MPI component.
+# the Open MPI component. And 2 ranks reduce and allreduce 2^31 + 4096
+# bytes with an op of MPI_Op_create, whose function takes an int count
+# (about 9 GiB), through the MPICH module and the interposition library on
+# MPICH (Open MPI 4.1 has no MPI_Reduce_c).
 set -u
 builddir=${builddir:-$(pwd)}
 srcdir=${srcdir:-$(cd "$(dirname "$0")/../.." && pwd)}
 count=${BIG_ALLGATHER_BYTES:-750000000}
 bbytes=${BIG_BCAST_BYTES:-2147487744}
+ubytes=${BIG_USER_OP_BYTES:-2147487744}
+# user_op_right OUT: the reduce at the root and the allreduce on both ranks
+# right, and gencoll's debug line for each call. Both algorithms reduce
+# whole vectors at p = 2: more than INT_MAX elements reach the op's pieces.
+user_op_right() {
+  [ "$(echo "$1" | grep -c ': ok ')" = 3 ] &&
+    [ "$(echo "$1" | grep -c "^gencoll: reduce count=$ubytes .* algorithm=knomial k=2\$")" = 1 ] &&
+    [ "$(echo "$1" | grep -c "^gencoll: allreduce count=$ubytes .* algorithm=recursive_multiplying k=2\$")" = 1 ]
+}
 fail() { echo "FAIL: $*"; exit 1; }
 # preloaded MPI COLL ALG:K NP BIN ARG: BIN on NP ranks of MPI with the
 # interposition library, COLL pinned to ALG at radix K; its output in $out,
@@ -48,6 +60,16 @@ for mpi in mpich openmpi; do
   done
   bin="$builddir/tests/mpi/big_bcast.$mpi"
   "$cc" -O2 -o "$bin" "$srcdir/tests/mpi/big_bcast.c" || fail "cannot build big_bcast with $cc"
+  if [ "$mpi" = mpich ]; then
+    bin="$builddir/tests/mpi/big_user_op.$mpi"
+    "$cc" -O2 -o "$bin" "$srcdir/tests/mpi/big_user_op.c" || fail "cannot build big_user_op with $cc"
+    out=$(timeout -k 5 900 mpiexec.mpich -n 2 -genv GENCOLL_REDUCE_INTRA_ALGORITHM knomial -genv GENCOLL_REDUCE_KNOMIAL_KVAL 2 \
+      -genv GENCOLL_ALLREDUCE_INTRA_ALGORITHM recursive_multiplying -genv GENCOLL_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL 2 \
+      -genv GENCOLL_DEBUG 1 \
+      -genv GENCOLL_WAIT_POLICY yield -genv LD_PRELOAD "$builddir/$mpi/.libs/libgencoll-pmpi.so" "$bin" "$ubytes" 2>&1)
+    echo "$out" | sed "s/^/$mpi user op: /"
+    user_op_right "$out" || fail "$mpi user op: not every call right"
+  fi
   for alg in knomial:2 kring:2; do
     preloaded "$mpi" BCAST "$alg" 2 "$bin" "$bbytes" && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] ||
       fail "$mpi bcast $alg: not both calls right"
@@ -84,6 +106,16 @@ if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && [ -x "$builddir/tests/mpi
     [ $rc -eq 0 ] && [ "$(echo "$out" | grep -c ': ok ')" = 2 ] || fail "module bcast: not both calls right"
     [ "$(echo "$out" | grep -c "^gencoll: bcast .*algorithm=kring k=2\$")" = 2 ] || fail "module bcast: gencoll did not serve both calls"
   fi
+  if [ -x "$builddir/tests/mpi/big_user_op.mpich" ]; then
+    out=$(timeout -k 5 900 "$prefix/bin/mpiexec" -n 2 -genv LD_LIBRARY_PATH "$prefix/lib" \
+      -genv MPIR_CVAR_REDUCE_DEVICE_COLLECTIVE 0 -genv MPIR_CVAR_REDUCE_INTRA_ALGORITHM knomial \
+      -genv MPIR_CVAR_REDUCE_KNOMIAL_KVAL 2 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 \
+      -genv MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM recursive_multiplying \
+      -genv MPIR_CVAR_ALLREDUCE_RECURSIVE_MULTIPLYING_KVAL 2 \
+      -genv MPIR_CVAR_GENCOLL_DEBUG 1 "$builddir/tests/mpi/big_user_op.mpich" "$ubytes" 2>&1)
+    echo "$out" | sed "s/^/module user op: /"
+    user_op_right "$out" || fail "module user op: not every call right"
+  fi
 fi
 path=$(cat "$builddir/ompi-component/component-path" 2>/dev/null || true)
 if [ -n "$path" ] && [ -x "$builddir/tests/mpi/big_allgather.openmpi" ]; then
@@ -107,4 +139,4 @@ if [ -n "$path" ] && [ -x "$builddir/tests/mpi/big_allgather.openmpi" ]; then
   fi
 fi
 [ "$ran" = 1 ] || { echo "SKIP: no interposition library built"; exit 77; }
-echo "PASS: allgather above 2^31 elements and a bcast of a type above 2^31 bytes, every byte right"
+echo "PASS: allgather above 2^31 elements, a bcast of a type above 2^31 bytes and reductions of 2^31 elements with a user op, every byte right"

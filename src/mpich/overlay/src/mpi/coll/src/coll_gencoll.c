@@ -227,11 +227,19 @@ __attribute__((noinline)) static int gencoll_run_wait(struct gencoll_ctx *c, uin
 GENCOLL_GLUE_STEP int gencoll_run_reduce(struct gencoll_ctx *c, const struct gencoll_range *in,
                               const struct gencoll_range *inout)
 {
-    if (in->count == 0)
-        return MPI_SUCCESS;
-    return MPIR_Reduce_local(gencoll_addr(c, in->buf, in->offset),
-                             gencoll_addr(c, inout->buf, inout->offset), (MPI_Aint) in->count,
-                             c->a->datatype, c->a->op);
+    /* The function of an op of MPI_Op_create takes an int count, and
+     * MPIR_Reduce_local asserts rather than split a larger one: pieces of at
+     * most INT_MAX elements (one call for any smaller count). */
+    for (uint64_t done = 0; done < in->count;) {
+        const uint64_t piece = MPL_MIN(in->count - done, (uint64_t) INT_MAX);
+        int mpi_errno = MPIR_Reduce_local(gencoll_addr(c, in->buf, in->offset + done),
+                                          gencoll_addr(c, inout->buf, inout->offset + done),
+                                          (MPI_Aint) piece, c->a->datatype, c->a->op);
+        if (mpi_errno)
+            return mpi_errno;
+        done += piece;
+    }
+    return MPI_SUCCESS;
 }
 
 GENCOLL_GLUE_STEP int gencoll_run_copy(struct gencoll_ctx *c, const struct gencoll_range *src,
