@@ -34,10 +34,16 @@ static void fill(unsigned char* buf, uint64_t n, int rank) {
   for (uint64_t i = 0; i < n; ++i) buf[i] = (unsigned char)(pattern(i) + rank);
 }
 
-static uint64_t first_wrong(const unsigned char* buf, uint64_t n, int p) {
+/* Whether buf holds the sum over p ranks; prints the call's line either way. */
+static int right(const unsigned char* buf, uint64_t n, int p, int rank, const char* what) {
   for (uint64_t i = 0; i < n; ++i)
-    if (buf[i] != expected(i, p)) return i;
-  return n;
+    if (buf[i] != expected(i, p)) {
+      printf("big_user_op: rank %d: %s: byte %llu is %d, expected %d\n", rank, what, (unsigned long long)i, buf[i],
+             expected(i, p));
+      return 0;
+    }
+  printf("big_user_op: rank %d: ok %s of %llu bytes (%d op calls here)\n", rank, what, (unsigned long long)n, calls);
+  return 1;
 }
 
 int main(int argc, char** argv) {
@@ -63,28 +69,12 @@ int main(int argc, char** argv) {
   fill(buf, (uint64_t)n, rank);
   const int root = p - 1;
   MPI_Reduce_c(rank == root ? MPI_IN_PLACE : buf, buf, (MPI_Count)n, MPI_BYTE, add, root, MPI_COMM_WORLD);
-  if (rank == root) {
-    const uint64_t at = first_wrong(buf, (uint64_t)n, p);
-    if (at < (uint64_t)n) {
-      printf("big_user_op: rank %d: reduce: byte %llu is %d, expected %d\n", rank, (unsigned long long)at, buf[at],
-             expected(at, p));
-      failed = 1;
-    } else {
-      printf("big_user_op: rank %d: ok reduce of %lld bytes (%d op calls here)\n", rank, n, calls);
-    }
-  }
+  if (rank == root && !right(buf, (uint64_t)n, p, rank, "reduce")) failed = 1;
 
   fill(buf, (uint64_t)n, rank);
   calls = 0;
   MPI_Allreduce_c(MPI_IN_PLACE, buf, (MPI_Count)n, MPI_BYTE, add, MPI_COMM_WORLD);
-  const uint64_t at = first_wrong(buf, (uint64_t)n, p);
-  if (at < (uint64_t)n) {
-    printf("big_user_op: rank %d: allreduce: byte %llu is %d, expected %d\n", rank, (unsigned long long)at, buf[at],
-           expected(at, p));
-    failed = 1;
-  } else {
-    printf("big_user_op: rank %d: ok allreduce of %lld bytes (%d op calls here)\n", rank, n, calls);
-  }
+  if (!right(buf, (uint64_t)n, p, rank, "allreduce")) failed = 1;
   MPI_Op_free(&add);
   free(buf);
   MPI_Finalize();
