@@ -600,11 +600,8 @@ void pack_elements(void* elements, std::uint64_t count, MPI_Datatype type, const
 // bytes in place; any other is packed at the root before and unpacked at the
 // others after, on the host (a device buffer's span is staged there), as
 // MPICH's own scatter-based bcasts do.
-int bcast_bytes(const Call& call, const Plan& plan, void* buffer) {
-  ThreadCalls& tc = thread_calls();
-  bool named = false;
-  check(classify_type(tc, call.type, named));
-  const TypeLayout l = named ? tc.named_layout : TypeLayout::of(call.type);
+// `l`: call.type's layout.
+int bcast_bytes(const Call& call, const Plan& plan, void* buffer, const TypeLayout& l) {
   if (l.size == 0) return MPI_SUCCESS;  // no data (on every rank: the signatures agree)
   Call bytes = call;
   bytes.count = call.count * static_cast<std::uint64_t>(l.size);
@@ -793,16 +790,16 @@ int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm
     const Call call{Collective::bcast, comm, static_cast<std::uint64_t>(count), type, MPI_OP_NULL, false, root};
     const std::optional<Plan> plan = decide(call);
     if (!plan || !valid_root(call)) return native();
+    ThreadCalls& tc = thread_calls();
+    bool named = false;
+    check(classify_type(tc, type, named));
+    const TypeLayout l = named ? tc.named_layout : TypeLayout::of(type);
 #if MPI_VERSION < 4
     // A derived type's element beyond MPI_Pack's int counts, with gaps
     // (pack_elements); no predefined type is that large.
-    bool named = false;
-    check(classify_type(thread_calls(), type, named));
-    if (const TypeLayout l = named ? TypeLayout{} : TypeLayout::of(type);
-        !l.dense && static_cast<std::uint64_t>(l.size) > kIntCountLimit)
-      return native();
+    if (!l.dense && static_cast<std::uint64_t>(l.size) > kIntCountLimit) return native();
 #endif
-    return bcast_bytes(call, *plan, buffer);
+    return bcast_bytes(call, *plan, buffer, l);
   });
 }
 
