@@ -225,6 +225,14 @@ int classify_type(ThreadCalls& tc, MPI_Datatype type, bool& named) {
   return MPI_SUCCESS;
 }
 
+// `type`'s layout: a predefined one's as kept, a derived one's asked of the
+// MPI. Throws the MPI's error.
+TypeLayout layout_of(ThreadCalls& tc, MPI_Datatype type) {
+  bool named = false;
+  check(classify_type(tc, type, named));
+  return named ? tc.named_layout : TypeLayout::of(type);
+}
+
 CommState& comm_state(MPI_Comm comm) {
   ThreadCalls& tc = thread_calls();
   if (CommState* known = known_state(tc, comm)) return *known;
@@ -546,12 +554,7 @@ int run(const Call& call, const Plan& plan, PmpiBuffers bufs, std::vector<std::u
   }
   // A bcast's bytes (bcast_bytes) need no asking, nor displace the thread's
   // kept predefined type.
-  TypeLayout layout{1, 0, 1, 1, true};
-  if (bufs.type != MPI_BYTE) {
-    bool named = false;
-    check(classify_type(tc, bufs.type, named));
-    layout = named ? tc.named_layout : TypeLayout::of(bufs.type);
-  }
+  const TypeLayout layout = bufs.type == MPI_BYTE ? TypeLayout{1, 0, 1, 1, true} : layout_of(tc, bufs.type);
   // Running until the transport has cancelled and completed what an error
   // left in flight: a collective an error handler starts meanwhile is nested.
   struct Running {
@@ -790,10 +793,7 @@ int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm
     const Call call{Collective::bcast, comm, static_cast<std::uint64_t>(count), type, MPI_OP_NULL, false, root};
     const std::optional<Plan> plan = decide(call);
     if (!plan || !valid_root(call)) return native();
-    ThreadCalls& tc = thread_calls();
-    bool named = false;
-    check(classify_type(tc, type, named));
-    const TypeLayout l = named ? tc.named_layout : TypeLayout::of(type);
+    const TypeLayout l = layout_of(thread_calls(), type);
 #if MPI_VERSION < 4
     // A derived type's element beyond MPI_Pack's int counts, with gaps
     // (pack_elements); no predefined type is that large.
