@@ -285,7 +285,7 @@ static int gencoll_run_near(struct ctx *c, int peer)
 #define GENCOLL_RUN_CTX struct ctx
 #include "src/cabi/gencoll_run.h"
 
-/* GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
+/* GENCOLL_INJECT_FAULT=RANK (tests only, docs/testing.md, "Reliability"): on that rank
  * of MPI_COMM_WORLD, the 2m-th call gencoll serves on a communicator other
  * than MPI_COMM_WORLD fails its (m+1)-th transport call and the odd ones run
  * clean. */

@@ -462,7 +462,7 @@ std::optional<Plan> decide(const Call& call) {
   return plan;
 }
 
-// GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
+// GENCOLL_INJECT_FAULT=RANK (tests only, docs/testing.md, "Reliability"): on that rank
 // of MPI_COMM_WORLD, the 2m-th call gencoll serves on host buffers of a
 // communicator other than MPI_COMM_WORLD fails its (m+1)-th transport call
 // and the odd ones run clean, so one process run walks a failure through

@@ -410,7 +410,7 @@ static inline int gencoll_comm_program(const struct MPII_Gencoll_call *a,
     return gencoll_comm_miss(a, program, work, alone, err, errlen);
 }
 
-/* GENCOLL_INJECT_FAULT=RANK (tests only, README "Reliability"): on that rank
+/* GENCOLL_INJECT_FAULT=RANK (tests only, docs/testing.md, "Reliability"): on that rank
  * of MPI_COMM_WORLD, the 2m-th call gencoll serves on a communicator other
  * than MPI_COMM_WORLD (where MPICH runs its own internal collectives, e.g.
  * for MPI_Comm_dup) fails its (m+1)-th transport call and the odd ones run
