@@ -146,8 +146,9 @@ struct ProfileError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Loads and validates a JSON profile. Throws ProfileError ("FILE: FIELD: problem").
-Machine load_machine(const std::string& path);
+// Loads and validates a JSON profile: a file, or a shipped profile by name
+// (selection/profiles.hpp). Throws ProfileError ("FILE: FIELD: problem").
+Machine load_machine(const std::string& path_or_name);
 // The same, from text already read (`file` is used in messages).
 Machine parse_machine(const std::string& json_text, const std::string& file);
 

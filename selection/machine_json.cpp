@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "selection/machine.hpp"
+#include "selection/profiles.hpp"
 
 namespace gencoll::sim {
 
@@ -258,11 +259,22 @@ Machine parse_machine(const std::string& json_text, const std::string& file) {
   return m;
 }
 
-Machine load_machine(const std::string& path) {
+Machine load_machine(const std::string& arg) {
+  const std::string path = find_profile(arg, profile_dirs());
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) throw ProfileError(path + ": is a directory, not a profile file");
   std::ifstream in(path);
-  if (!in) throw ProfileError(path + ": cannot open the profile for reading");
+  if (!in) {
+    std::string why = path + ": cannot open the profile for reading";
+    if (path.find('/') == std::string::npos) {
+      // A bare word may have meant a shipped profile: say which there are.
+      const std::vector<std::string> names = shipped_profiles(profile_dirs());
+      why += names.empty() ? " (and no shipped profiles are installed)" : " (nor is it a shipped profile:";
+      for (std::size_t i = 0; i < names.size(); ++i) why += (i ? ", " : " ") + names[i];
+      if (!names.empty()) why += ")";
+    }
+    throw ProfileError(why);
+  }
   std::ostringstream text;
   text << in.rdbuf();
   return parse_machine(text.str(), path);

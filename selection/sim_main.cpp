@@ -30,8 +30,9 @@ Simulates a gencoll collective schedule under LogGP with device and node
 contention (seed 000 section IV) and reports its time and a lower bound.
 
 Machine
-  --profile FILE        JSON machine profile (see selection/PROFILES.md; shipped:
-                        selection/profiles/{delta,polaris,frontier,cpu-cluster}.json)
+  --profile FILE|NAME   JSON machine profile (selection/PROFILES.md), or a shipped
+                        one by name: delta, polaris, frontier, cpu-cluster,
+                        small-synthetic (installed in share/gencoll/profiles)
   --flat L,o_s,o_r,g,G  one-level machine with constant LogGP instead: times in us,
                         G in ns/byte; no contention, zero local costs
   --nodes N             ranks = N x the profile's ranks per node (default 2 nodes)

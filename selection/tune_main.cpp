@@ -35,7 +35,8 @@ the MPICH module reads through MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE and the
 interposition library through GENCOLL_SELECTION_FILE.
 
 Input
-  --profile FILE        machine profile (selection/PROFILES.md)
+  --profile FILE|NAME   machine profile (selection/PROFILES.md), or a shipped one
+                        by name (delta, polaris, frontier, cpu-cluster, small-synthetic)
   --shapes LIST         job shapes NODESxRANKS_PER_NODE, comma-separated (e.g. 2x4,8x4);
                         RANKS_PER_NODE must be the profile's; a bare N means N nodes
   --comm-sizes LIST     communicator sizes instead, ranks placed in topology order

@@ -18,7 +18,7 @@ out="$builddir/tests/fuzz"
 mkdir -p "$out"
 bin="$out/fuzz_inputs"
 sources=("$srcdir/tests/fuzz/fuzz_inputs.cpp" "$srcdir/src/runtime/csel_file.cpp" "$srcdir/src/runtime/config.cpp"
-         "$srcdir/selection/machine.cpp" "$srcdir/selection/machine_json.cpp" "$srcdir"/src/core/*.cpp "$srcdir"/coll/*.cpp)
+         "$srcdir/selection/machine.cpp" "$srcdir/selection/machine_json.cpp" "$srcdir/selection/profiles.cpp" "$srcdir"/src/core/*.cpp "$srcdir"/coll/*.cpp)
 stale=0
 [ -x "$bin" ] || stale=1
 for f in "${sources[@]}" "$srcdir"/src/*/*.hpp "$srcdir"/coll/*.hpp "$srcdir"/selection/*.hpp; do
