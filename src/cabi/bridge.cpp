@@ -448,6 +448,7 @@ int gencoll_selection_choose(const gencoll_selection* s, const gencoll_selection
   c.coll = kCollectives[call->coll];
   c.comm_size = call->comm_size;
   c.count = call->count;
+  c.vector_count = call->vector_count;
   c.type_size = call->type_size;
   c.commutative = call->commutative != 0;
   c.op_built_in = call->op_built_in != 0;

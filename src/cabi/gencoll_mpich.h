@@ -50,9 +50,24 @@ enum gencoll_alg {
 #define GENCOLL_MAX_RADIX (1 << 30)
 
 /* Tags one call of p ranks needs, from 0 (gencoll::max_messages_per_peer):
- * no schedule sends one peer more messages. A glue reserves this many per
- * call from the counter its MPI's nonblocking collectives draw from. */
+ * no schedule sends one peer more messages. */
 #define GENCOLL_TAGS_PER_CALL(p) (4 * (int64_t) (p) + 64)
+
+/* The block of tags every blocking call of a communicator of p ranks uses,
+ * the same block each call, out of a tag range [first, last] its MPI's
+ * nonblocking collectives draw from: GENCOLL_TAGS_PER_CALL(p), at most half
+ * the range. Blocking collectives on one communicator are ordered and MPI's
+ * messages between two ranks do not overtake, so reusing the block is safe
+ * (MPI's own blocking collectives use one fixed tag each); drawing each
+ * call's tags from the nonblocking collectives' counter instead wrapped it
+ * every tag range / (4p + 64) calls onto tags a long-lived nonblocking or
+ * persistent collective still held. The MPICH module keeps the block at the
+ * top of the range, out of the nonblocking collectives' reach
+ * (mpich-4.0.2-6-tag-block.patch); Open MPI's component at the end its
+ * nonblocking collectives reach last. */
+#define GENCOLL_TAG_BLOCK(p, first, last)                                         \
+    (GENCOLL_TAGS_PER_CALL(p) < ((int64_t) (last) - (int64_t) (first) + 1) / 2 ? \
+         GENCOLL_TAGS_PER_CALL(p) : ((int64_t) (last) - (int64_t) (first) + 1) / 2)
 
 enum gencoll_buf { GENCOLL_BUF_SEND = 0, GENCOLL_BUF_RECV = 1, GENCOLL_BUF_TMP = 2 };
 
@@ -211,6 +226,7 @@ struct gencoll_selection_call {
     int coll;               /* enum gencoll_coll */
     int comm_size;
     uint64_t count;         /* elements; allgather, reduce_scatter(_block): per block (average) */
+    uint64_t vector_count;  /* reduce_scatter: the sum of the recvcounts (MPICH's count); else 0 */
     uint64_t type_size;     /* bytes per element */
     int commutative, op_built_in, sendbuf_inplace, multi_threaded;
     int node_size;          /* processes of the communicator on this rank's node */

@@ -139,18 +139,22 @@ static int gencoll_run_scratch(struct ctx *c, uint64_t count)
 {
     ptrdiff_t true_lb = 0, true_extent = 0;
     ompi_datatype_get_true_extent(c->dtype, &true_lb, &true_extent);
-    /* Laid out like the user's buffer, its true lower bound on the allocation. */
-    ptrdiff_t span = c->extent > true_extent ? c->extent : true_extent;
+    /* Laid out like the user's buffer, the true lower bound of its lowest
+     * element on the allocation: element 0's, or with a negative extent (the
+     * elements run downwards) the last one's. */
+    const ptrdiff_t stride = c->extent < 0 ? -c->extent : c->extent;
+    ptrdiff_t span = stride > true_extent ? stride : true_extent;
     /* A size no address space holds is out of memory, not a wrapped-around small one. */
     if (span > 0 && count - 1 > (uint64_t) ((PTRDIFF_MAX - true_extent) / span)) return OMPI_ERR_OUT_OF_RESOURCE;
     size_t bytes = (size_t) ((ptrdiff_t) (count - 1) * span + true_extent);
+    const ptrdiff_t shift = (c->extent < 0 ? (ptrdiff_t) (count - 1) * stride : 0) - true_lb;
     if (bytes <= sizeof(c->tmp_inline)) {
-        c->tmp_base = c->tmp_inline.bytes - true_lb;
+        c->tmp_base = c->tmp_inline.bytes + shift;
         return OMPI_SUCCESS;
     }
     c->tmp = malloc(bytes > 0 ? bytes : 1);
     if (c->tmp == NULL) return OMPI_ERR_OUT_OF_RESOURCE;
-    c->tmp_base = c->tmp - true_lb;
+    c->tmp_base = c->tmp + shift;
     return OMPI_SUCCESS;
 }
 
@@ -331,9 +335,19 @@ static struct gencoll_call call_of(int coll, int alg, int k, int node_size, uint
         .coll = coll, .alg = alg, .k = k,
         .p = ompi_comm_size(comm), .rank = ompi_comm_rank(comm), .root = root,
         .commutative = op == NULL ? 1 : ompi_op_is_commute(op), .count = count, .counts = counts,
-        .node_size = node_size, .in_place = inplace,
+        .node_size = node_size, .in_place = inplace != 0,
     };
     return call;
+}
+
+/* A call's in-place flag: 2 for MPI_IN_PLACE, which every rank of an
+ * allreduce passes alike (a selection file may read it), 1 for a send buffer
+ * at the receive buffer's address (erroneous, yet Open MPI lets it through at
+ * a count of 1 and another rank need not do the same: the program must not
+ * read a buffer it overwrites, the selection must not see it). */
+static inline int inplace_of(const void *sbuf, const void *rbuf)
+{
+    return sbuf == MPI_IN_PLACE ? 2 : sbuf == rbuf;
 }
 
 static int no_program(int coll, int alg, const char *err)
@@ -363,27 +377,26 @@ static inline __attribute__((always_inline)) void set_call(struct ctx *c, const 
 }
 
 /* What every step of a call reads beside the call itself: the element's
- * extent, no scratch yet, and this call's tags. No schedule sends more than
- * GENCOLL_TAGS_PER_CALL(p) messages to one peer; every rank reserves the same
- * range, from the counter Open MPI's nonblocking collectives draw from, so no
- * other collective's message can match.
- *
- * That counter wraps near -2^30, but the UCX PML keeps 24 bits of a tag
- * (pml_max_tag 2^23 - 1): a negative tag below -2^23 is sent as a user's
- * tag, so after some 2^23 / (4p + 64) calls on one communicator (116,000 at
- * p = 2) a wildcard receive of the application took a collective's message
- * and the collective hung (tests/ompi/tag_wrap.c). The counter goes back to
- * its base before a reservation would pass -(pml_max_tag + 1), on every rank
- * alike, as every rank draws the same ranges in the same order. */
+ * extent, no scratch yet, and this call's tags: the communicator's block
+ * (GENCOLL_TAG_BLOCK, gencoll_mpich.h), the same for every call, at the end
+ * of the nonblocking collectives' tag range that their counter
+ * (c_nbc_tag, counting down from MCA_COLL_BASE_TAG_NONBLOCKING_BASE) reaches
+ * last: some 2^30 nonblocking collectives on one communicator under ob1
+ * before one could hold a tag of it, and under UCX, whose PML keeps 24 bits of
+ * a tag (pml_max_tag 2^23 - 1), the last 2^23 (below -2^23 a tag reaches UCX
+ * as a user's tag: tests/ompi/tag_wrap.c). Drawing each call's tags from that
+ * counter instead wrapped it every few thousand calls onto tags a long-lived
+ * nonblocking or persistent collective still held. */
 static inline void begin_steps(struct ctx *c)
 {
     ptrdiff_t lb = 0;
     ompi_datatype_get_extent(c->dtype, &lb, &c->extent);
     c->tmp = c->tmp_base = NULL;
-    c->tags = (int) GENCOLL_TAGS_PER_CALL(ompi_comm_size(c->comm));
-    if ((int64_t) c->comm->c_nbc_tag - c->tags < -(int64_t) mca_pml.pml_max_tag - 1)
-        c->comm->c_nbc_tag = MCA_COLL_BASE_TAG_NONBLOCKING_BASE;
-    c->tag_base = ompi_coll_base_nbc_reserve_tags(c->comm, c->tags);
+    int64_t lowest = (int64_t) MCA_COLL_BASE_TAG_NONBLOCKING_END;
+    if (-(int64_t) mca_pml.pml_max_tag - 1 > lowest) lowest = -(int64_t) mca_pml.pml_max_tag - 1;
+    const int64_t n = GENCOLL_TAG_BLOCK(ompi_comm_size(c->comm), lowest, MCA_COLL_BASE_TAG_NONBLOCKING_BASE);
+    c->tags = (int) n;
+    c->tag_base = (int) (lowest + n - 1); /* tags tag_base - [0, n): down to lowest */
 }
 
 /* Runs the program of one call (set_call wrote it into c). */
@@ -484,7 +497,7 @@ static void say(int coll, struct ompi_communicator_t *comm, const char *fmt, con
  * non-commutative op goes to Open MPI's own where the algorithm needs a
  * commutative one (the dispatch policy of both other bindings). */
 static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicator_t *comm, int count,
-                  struct ompi_datatype_t *dtype, struct ompi_op_t *op, int inplace, int root, int *alg, int *k,
+                  uint64_t vector_count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int inplace, int root, int *alg, int *k,
                   int *node_size)
 {
     *node_size = 0;
@@ -497,10 +510,10 @@ static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicat
         size_t size = 0;
         ompi_datatype_type_size(dtype, &size);
         struct gencoll_selection_call c = {
-            .coll = coll, .comm_size = ompi_comm_size(comm), .count = (uint64_t) count, .type_size = size,
+            .coll = coll, .comm_size = ompi_comm_size(comm), .count = (uint64_t) count, .vector_count = vector_count, .type_size = size,
             .commutative = op == NULL || ompi_op_is_commute(op), .op_built_in = op == NULL || ompi_op_is_intrinsic(op),
             /* Reduce's MPI_IN_PLACE is the root's alone: every rank must reach the same leaf. */
-            .sendbuf_inplace = inplace && coll != GENCOLL_REDUCE && coll != GENCOLL_BCAST,
+            .sendbuf_inplace = inplace == 2 && coll != GENCOLL_REDUCE && coll != GENCOLL_BCAST,
             .multi_threaded = ompi_mpi_thread_multiple,
             .node_size = m->node_size, .node_count = m->node_count, .node_consecutive = m->node_consecutive,
             .node_block = m->node_block,
@@ -544,7 +557,7 @@ static struct mca_coll_gencoll_last *served(mca_coll_gencoll_module_t *m, int co
         l->param_k == mca_coll_gencoll_component.kval[coll][l->alg])
         return l;
     int alg, k, ns;
-    if (!decide(m, coll, comm, count, dtype, op, inplace, root, &alg, &k, &ns)) return NULL;
+    if (!decide(m, coll, comm, count, 0, dtype, op, inplace, root, &alg, &k, &ns)) return NULL;
     /* A bcast runs on its bytes (mca_coll_gencoll_bcast). */
     const uint64_t program_count = coll == GENCOLL_BCAST ? (uint64_t) count * size : (uint64_t) count;
     const struct gencoll_call call = call_of(coll, alg, k, ns, program_count, op, root, inplace, comm, NULL);
@@ -590,7 +603,9 @@ int mca_coll_gencoll_allgather(const void *sbuf, int scount, struct ompi_datatyp
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
     int rc;
-    struct mca_coll_gencoll_last *l = served(m, GENCOLL_ALLGATHER, comm, rcount, rdtype, NULL, sbuf == MPI_IN_PLACE, 0, &rc);
+    /* In place only by MPI_IN_PLACE: rank 0's block alone starts at rbuf. */
+    struct mca_coll_gencoll_last *l =
+        served(m, GENCOLL_ALLGATHER, comm, rcount, rdtype, NULL, sbuf == MPI_IN_PLACE ? 2 : 0, 0, &rc);
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_allgather(sbuf, scount, sdtype, rbuf, rcount, rdtype, comm,
@@ -613,7 +628,7 @@ int mca_coll_gencoll_allreduce(const void *sbuf, void *rbuf, int count, struct o
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
     int rc;
-    struct mca_coll_gencoll_last *l = served(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE, 0, &rc);
+    struct mca_coll_gencoll_last *l = served(m, GENCOLL_ALLREDUCE, comm, count, dtype, op, inplace_of(sbuf, rbuf), 0, &rc);
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_allreduce(sbuf, rbuf, count, dtype, op, comm, m->prev_allreduce_module);
@@ -687,9 +702,7 @@ int mca_coll_gencoll_reduce(const void *sbuf, void *rbuf, int count, struct ompi
 {
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
     int rc;
-    /* The same address is in place too (the schedule reads whether the buffers alias). */
-    struct mca_coll_gencoll_last *l =
-        served(m, GENCOLL_REDUCE, comm, count, dtype, op, sbuf == MPI_IN_PLACE || sbuf == rbuf, root, &rc);
+    struct mca_coll_gencoll_last *l = served(m, GENCOLL_REDUCE, comm, count, dtype, op, inplace_of(sbuf, rbuf), root, &rc);
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_reduce(sbuf, rbuf, count, dtype, op, root, comm, m->prev_reduce_module);
@@ -706,7 +719,7 @@ int mca_coll_gencoll_reduce_scatter_block(const void *sbuf, void *rbuf, int rcou
     mca_coll_gencoll_module_t *m = (mca_coll_gencoll_module_t *) module;
     int rc;
     struct mca_coll_gencoll_last *l =
-        served(m, GENCOLL_REDUCE_SCATTER_BLOCK, comm, rcount, dtype, op, sbuf == MPI_IN_PLACE, 0, &rc);
+        served(m, GENCOLL_REDUCE_SCATTER_BLOCK, comm, rcount, dtype, op, inplace_of(sbuf, rbuf), 0, &rc);
     if (l == NULL)
         return rc != OMPI_SUCCESS ? rc
                                   : m->prev_reduce_scatter_block(sbuf, rbuf, rcount, dtype, op, comm,
@@ -727,12 +740,13 @@ int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
     const int p = ompi_comm_size(comm);
     uint64_t total = 0, counts_inline[INLINE_REQUESTS], *counts = counts_inline;
     for (int i = 0; i < p; i++) total += rcounts[i] > 0 ? (uint64_t) rcounts[i] : 0;
-    /* The selection sees the average block, as MPICH's avg_msg_size does. */
+    /* The selection sees the average block, as MPICH's avg_msg_size does, and
+     * the vector's total, as its count and total_msg_size do. */
     const uint64_t avg = total / (uint64_t) p;
     int alg, k, ns;
     if (total == 0 || avg > INT32_MAX ||
-        !decide(m, GENCOLL_REDUCE_SCATTER, comm, avg > 0 ? (int) avg : 1, dtype, op, sbuf == MPI_IN_PLACE, 0, &alg,
-                &k, &ns))
+        !decide(m, GENCOLL_REDUCE_SCATTER, comm, avg > 0 ? (int) avg : 1, total, dtype, op, inplace_of(sbuf, rbuf), 0,
+                &alg, &k, &ns))
         return m->prev_reduce_scatter(sbuf, rbuf, rcounts, dtype, op, comm, m->prev_reduce_scatter_module);
     if (p > INLINE_REQUESTS && !(counts = malloc((size_t) p * sizeof(*counts)))) return OMPI_ERR_OUT_OF_RESOURCE;
     for (int i = 0; i < p; i++) counts[i] = (uint64_t) rcounts[i];
@@ -741,7 +755,7 @@ int mca_coll_gencoll_reduce_scatter(const void *sbuf, void *rbuf, const int *rco
      * counts. */
     const int vector = total > INT32_MAX ? INT32_MAX : (int) total;
     const struct gencoll_call call =
-        call_of(GENCOLL_REDUCE_SCATTER, alg, k, ns, vector, op, 0, sbuf == MPI_IN_PLACE || sbuf == rbuf, comm, counts);
+        call_of(GENCOLL_REDUCE_SCATTER, alg, k, ns, vector, op, 0, inplace_of(sbuf, rbuf), comm, counts);
     const struct gencoll_program *program = NULL;
     uint32_t *work = NULL;
     char err[256];

@@ -76,7 +76,8 @@ struct Span {
 Span span_of(const void* p, std::uint64_t count, MPI_Datatype t) {
   if (count == 0) return {};
   const TypeLayout l = TypeLayout::of(t);
-  return {const_cast<char*>(static_cast<const char*>(p)) + l.true_lb, span_bytes(count, l.extent, l.true_extent)};
+  const ArraySpan a = array_span(count, l.extent, l.true_lb, l.true_extent);
+  return {const_cast<char*>(static_cast<const char*>(p)) - a.shift, a.bytes};
 }
 
 bool device_accessible(MemoryKind k) { return k == MemoryKind::device || k == MemoryKind::managed; }

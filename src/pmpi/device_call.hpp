@@ -25,12 +25,6 @@
 
 namespace gencoll {
 
-// The bytes `count` (> 0) elements of a type with this extent and true extent
-// touch from the first's true lower bound: gaps between elements included.
-inline std::size_t span_bytes(std::uint64_t count, MPI_Aint extent, MPI_Aint true_extent) {
-  return static_cast<std::size_t>((static_cast<MPI_Aint>(count) - 1) * extent + true_extent);
-}
-
 // Where a call's buffers are, asked once per call.
 struct BufferPlace {
   gpu::MemoryKind send = gpu::MemoryKind::host, recv = gpu::MemoryKind::host;

@@ -142,6 +142,7 @@ struct Call {
   MPI_Op op;            // MPI_OP_NULL for allgather and bcast
   bool in_place;        // sendbuf is MPI_IN_PLACE
   int root;
+  std::uint64_t vector_count = 0;  // reduce_scatter: the sum of the recvcounts (count: their average)
 };
 
 // What gencoll runs for a call.
@@ -364,6 +365,7 @@ SelectionCall describe(const Call& call, bool inter) {
   s.coll = call.coll;
   s.inter = inter;
   s.count = call.count;
+  s.vector_count = call.vector_count;
   s.type_size = type_bytes(call.type);
   s.commutative = commutative_op(call.op);
   s.op_built_in = predefined_op(call.op);
@@ -443,7 +445,9 @@ std::optional<Plan> decide(const Call& call) {
   if (!g_config.selection_file || sel.pinned) return decide_afresh(call, sel);
   ThreadCalls& tc = thread_calls();
   bool named = false;
-  const bool keep = predefined_op(call.op) && classify_type(tc, call.type, named) == MPI_SUCCESS && named;
+  // Not kept for reduce_scatter: its answer depends on the vector too.
+  const bool keep = call.coll != Collective::reduce_scatter && predefined_op(call.op) &&
+                    classify_type(tc, call.type, named) == MPI_SUCCESS && named;
   if (keep && tc.file && known_state(tc, call.comm)) {
     const ThreadCalls::FileAnswer& f = *tc.file;
     if (f.comm == call.comm && f.deletions == tc.deletions && f.coll == call.coll && f.count == call.count &&
@@ -623,15 +627,15 @@ int bcast_bytes(const Call& call, const Plan& plan, void* buffer, const TypeLayo
   CommState& state = comm_state(call.comm);
   const bool root = state.rank == call.root;
   const bool device = buffer_place(elements, call.count, g_config, state.rank == 0).device();
-  const std::size_t span = span_bytes(call.count, l.extent, l.true_extent);
+  const ArraySpan span = array_span(call.count, l.extent, l.true_lb, l.true_extent);
   std::unique_ptr<char[]> staged;  // a device buffer's span, gaps and all
   char* host = static_cast<char*>(buffer);
   if (device) {
-    staged.reset(new char[span]);
-    device_copy(staged.get(), host + l.true_lb, span, g_config);
+    staged.reset(new char[span.bytes]);
+    device_copy(staged.get(), host - span.shift, span.bytes, g_config);
     // Element 0's address for the staged span (it may lie outside it, as a
     // buffer's may; only MPI adds the type's displacements to it).
-    host = reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(staged.get()) - l.true_lb);
+    host = reinterpret_cast<char*>(reinterpret_cast<std::uintptr_t>(staged.get()) + span.shift);
   }
   const std::unique_ptr<char[]> packed(new char[bytes.count]);
   if (root) pack_elements(host, call.count, call.type, l, packed.get(), false, state.dup);
@@ -639,7 +643,7 @@ int bcast_bytes(const Call& call, const Plan& plan, void* buffer, const TypeLayo
   const int rc = run(bytes, plan, b, {}, &call);
   if (!root) {
     pack_elements(host, call.count, call.type, l, packed.get(), true, state.dup);
-    if (device) device_copy(static_cast<char*>(buffer) + l.true_lb, staged.get(), span, g_config);
+    if (device) device_copy(static_cast<char*>(buffer) - span.shift, staged.get(), span.bytes, g_config);
   }
   return rc;
 }
@@ -873,7 +877,7 @@ int reduce_scatter_entry(const void* sendbuf, void* recvbuf, const Count recvcou
     }
     if (total == 0) return native();
     const Call call{Collective::reduce_scatter, comm, total / static_cast<std::uint64_t>(p), type, op,
-                    sendbuf == MPI_IN_PLACE, 0};
+                    sendbuf == MPI_IN_PLACE, 0, total};
     const std::optional<Plan> plan = decide(call);
     if (!plan) return native();
     PmpiBuffers b;

@@ -153,28 +153,36 @@ PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, const TypeLayout& 
       kept_(kept),
       reqs_(kept ? RequestSet(*kept) : RequestSet()) {}
 
+ArraySpan array_span(std::uint64_t count, MPI_Aint extent, MPI_Aint true_lb, MPI_Aint true_extent) {
+  const std::uint64_t last = count - 1;
+  const std::uint64_t stride = static_cast<std::uint64_t>(extent < 0 ? -extent : extent);
+  if (stride != 0 && last > (static_cast<std::uint64_t>(PTRDIFF_MAX) - static_cast<std::uint64_t>(true_extent)) / stride)
+    throw MpiError(MPI_ERR_NO_MEM);
+  ArraySpan a;
+  a.bytes = static_cast<std::size_t>(last * stride + static_cast<std::uint64_t>(true_extent));
+  // The true lower bound of the lowest element on the allocation: element
+  // 0's, or with a negative extent (the elements run downwards) the last one's.
+  a.shift = (extent < 0 ? static_cast<MPI_Aint>(last * stride) : 0) - true_lb;
+  return a;
+}
+
 void PmpiTransport::prepare(const Schedule& s) { scratch(s.tmp_count); }
 
 void PmpiTransport::scratch(std::uint64_t count) {
   if (count == 0) return;
-  // Scratch laid out like the user's buffer: element i at i * extent, shifted so
-  // the type's true lower bound lands on the allocation. Not zeroed: every
-  // element is written before it is read.
-  const std::uint64_t last = count - 1;
-  const std::uint64_t stride = static_cast<std::uint64_t>(extent_);
-  if (stride != 0 && last > (static_cast<std::uint64_t>(PTRDIFF_MAX) - static_cast<std::uint64_t>(true_extent_)) / stride)
-    throw MpiError(MPI_ERR_NO_MEM);
-  const std::size_t bytes = static_cast<std::size_t>(last * stride + static_cast<std::uint64_t>(true_extent_));
-  if (kept_ && bytes <= kKeptScratchBytes) {
-    if (kept_->scratch_bytes < bytes) {
+  // Scratch laid out like the user's buffer: element i at i * extent. Not
+  // zeroed: every element is written before it is read.
+  const ArraySpan a = array_span(count, extent_, true_lb_, true_extent_);
+  if (kept_ && a.bytes <= kKeptScratchBytes) {
+    if (kept_->scratch_bytes < a.bytes) {
       kept_->scratch.reset(new char[kKeptScratchBytes]);  // once per thread
       kept_->scratch_bytes = kKeptScratchBytes;
     }
-    tmp_base_ = kept_->scratch.get() - true_lb_;
+    tmp_base_ = kept_->scratch.get() + a.shift;
     return;
   }
-  tmp_.reset(new char[bytes]);
-  tmp_base_ = tmp_.get() - true_lb_;
+  tmp_.reset(new char[a.bytes]);
+  tmp_base_ = tmp_.get() + a.shift;
 }
 
 char* PmpiTransport::address(const Range& r) const {
@@ -300,8 +308,9 @@ void PmpiTransport::permute(const Range& region, const PermutationSpec& spec) {
   const auto unit_at = [&](std::int64_t u) {
     if (u != kSpare) return base + u * unit_span;
     if (!spare) {
-      spare_mem.reset(new char[static_cast<std::size_t>(unit_span - extent_ + true_extent_)]);
-      spare = spare_mem.get() - true_lb_;
+      const ArraySpan a = array_span(spec.unit_count, extent_, true_lb_, true_extent_);
+      spare_mem.reset(new char[a.bytes]);
+      spare = spare_mem.get() + a.shift;
     }
     return spare;
   };

@@ -27,6 +27,16 @@ struct MpiError : std::runtime_error {
 // always shrinks), at most the int counts of the MPI-3 calls.
 inline std::uint64_t usable_count_limit(std::uint64_t limit) { return std::clamp<std::uint64_t>(limit, 2, kIntCountLimit); }
 
+// An array of `count` elements laid out like a user's buffer (element i at
+// i * extent, the extent possibly negative): the bytes it spans and where its
+// element 0 lies from the start of an allocation of them. Throws
+// MpiError(MPI_ERR_NO_MEM) for a span no address space holds.
+struct ArraySpan {
+  std::size_t bytes = 0;
+  MPI_Aint shift = 0;
+};
+ArraySpan array_span(std::uint64_t count, MPI_Aint extent, MPI_Aint true_lb, MPI_Aint true_extent);
+
 struct PmpiBuffers {
   const void* send = nullptr;          // already resolved for MPI_IN_PLACE
   std::uint64_t send_count = 0;        // in send_type elements; the schedule's send

@@ -62,7 +62,10 @@ struct SelectionCall {
   Collective coll = Collective::allreduce;
   bool inter = false;             // intercommunicator
   int comm_size = 1;              // size of the local group
-  std::uint64_t count = 0;        // elements; allgather: recvcount
+  std::uint64_t count = 0;        // elements; allgather: recvcount; reduce_scatter: the average block
+  // reduce_scatter: the sum of the recvcounts, which MPICH's count and total
+  // size conditions read (its average size the average block); 0 elsewhere.
+  std::uint64_t vector_count = 0;
   std::uint64_t type_size = 0;    // bytes per element; allgather: of recvtype
   // MPICH 4.0.2 answers the op questions for reductions only and the in-place
   // one for the alltoalls only (it asserts elsewhere); here they are asked

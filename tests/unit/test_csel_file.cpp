@@ -456,6 +456,30 @@ TEST_CASE("reduce_scatter_block leaves: gencoll's names select gencoll, MPICH's 
   CHECK_THAT(errors[0], Catch::Contains("gencoll has no kbruck reduce_scatter_block"));
 }
 
+// MPICH's csel reads a reduce_scatter's count and total size from the sum of
+// its recvcounts and its average size from the average block
+// (csel.c: get_count, get_total_msgsize, get_avg_msgsize).
+TEST_CASE("reduce_scatter: count and total size read the vector, average size its average block", "[csel]") {
+  SelectionCall c = call(Collective::reduce_scatter, 4, 10);  // blocks 10, 10, 10, 11
+  c.vector_count = 41;
+  const auto pick = [&](const std::string& cond) {
+    const auto file = parse_ok("{\"collective=reduce_scatter\": {\"" + cond + "\": " +
+                               leaf("Reduce_scatter", "kring", 3) + ", \"avg_msg_size=any\": " +
+                               leaf("Reduce_scatter", "recursive_multiplying", 2) + "}}");
+    const SelectionChoice ch = file->select(c);
+    REQUIRE(ch.alg);
+    return *ch.alg;
+  };
+  CHECK(pick("count<=41") == Algorithm::kring);
+  CHECK(pick("count<=40") == Algorithm::recursive_multiplying);  // 4 x 10 would pass
+  CHECK(pick("total_msg_size<=164") == Algorithm::kring);
+  CHECK(pick("total_msg_size<=160") == Algorithm::recursive_multiplying);
+  CHECK(pick("avg_msg_size<=40") == Algorithm::kring);
+  CHECK(pick("avg_msg_size<=39") == Algorithm::recursive_multiplying);
+  c.vector_count = 0;  // elsewhere count is the block
+  CHECK(pick("count<=10") == Algorithm::kring);
+}
+
 // MPICH's smp leaf of the collectives gencoll composes, and the node_roots
 // question that picks the leaders' algorithm (tests/data/smp-select.json, the
 // file the emulated cluster's test runs with both MPIs).

@@ -78,19 +78,23 @@ static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
     } else {
         MPIR_Type_get_true_extent_impl(c->a->datatype, &true_lb, &true_extent);
     }
-    /* Laid out like the user's buffer, shifted so the true lower bound lands on
-     * the allocation (as MPICH's own algorithms do). */
-    MPI_Aint span = MPL_MAX(c->extent, true_extent);
+    /* Laid out like the user's buffer, shifted so the true lower bound of its
+     * lowest element lands on the allocation: element 0's with a positive
+     * extent (as MPICH's own algorithms do), the last one's with a negative
+     * extent, whose elements run downwards (MPICH's own overrun there). */
+    const MPI_Aint stride = c->extent < 0 ? -c->extent : c->extent;
+    MPI_Aint span = MPL_MAX(stride, true_extent);
     /* A size no address space holds is out of memory, not a wrapped-around small one. */
     MPIR_ERR_CHKANDJUMP(span > 0 && count - 1 > (uint64_t) ((MPIR_AINT_MAX - true_extent) / span),
                         mpi_errno, MPI_ERR_OTHER, "**nomem");
     MPI_Aint bytes = ((MPI_Aint) count - 1) * span + true_extent;
+    const MPI_Aint shift = (c->extent < 0 ? ((MPI_Aint) count - 1) * stride : 0) - true_lb;
     if (bytes <= (MPI_Aint) sizeof(c->tmp_inline)) {
-        c->tmp_base = c->tmp_inline.bytes - true_lb;
+        c->tmp_base = c->tmp_inline.bytes + shift;
     } else {
         c->tmp = MPL_malloc(bytes > 0 ? bytes : 1, MPL_MEM_COLL);
         MPIR_ERR_CHKANDJUMP(!c->tmp, mpi_errno, MPI_ERR_OTHER, "**nomem");
-        c->tmp_base = (char *) c->tmp - true_lb;
+        c->tmp_base = (char *) c->tmp + shift;
     }
   fn_fail:
     return mpi_errno;
@@ -608,27 +612,19 @@ static int gencoll_call_result(const struct MPII_Gencoll_call *a, int mpi_errno)
     return mpi_errno;
 }
 
-/* This call's tags: GENCOLL_TAGS_PER_CALL(p) of them, from the counter
- * MPICH's nonblocking collectives draw theirs from (MPIDU_Sched_next_tag),
- * wrapping as it does. Gencoll's messages are numbered per peer from 0 and
- * travel in the collective context, as a nonblocking collective's do, so
- * without the reservation one in flight on the communicator (MPI_Ibcast,
- * then this call, then MPI_Wait) could match a gencoll message. Every rank
- * that runs the call reserves the same number, in the same order of
- * collectives, so the counter stays the same on all of them. */
+/* This call's tags: the communicator's block at the top of its collective
+ * tag space, [tag_ub - n, tag_ub), n = GENCOLL_TAG_BLOCK (gencoll_mpich.h),
+ * the same for every call. MPICH's nonblocking collectives wrap below it
+ * (MPIDU_Sched_next_tag, mpich-4.0.2-6-tag-block.patch), so none in flight
+ * on the communicator (MPI_Ibcast, then this call, then MPI_Wait; a
+ * persistent collective, whose tag lives as long as its request) can match a
+ * gencoll message. tag_ub and p are the same on every rank. */
 static inline void gencoll_reserve_tags(struct gencoll_ctx *c)
 {
-    MPIR_Comm *comm_ptr = c->a->comm_ptr;
     const int64_t tag_ub = MPIR_Process.attrs.tag_ub;
-    int64_t n = GENCOLL_TAGS_PER_CALL(comm_ptr->local_size);
-    if (n > tag_ub - MPIR_FIRST_NBC_TAG)
-        n = tag_ub - MPIR_FIRST_NBC_TAG;        /* a program that needs more fails its post on every rank */
-    int64_t base = comm_ptr->next_sched_tag;
-    if (base + n > tag_ub)
-        base = MPIR_FIRST_NBC_TAG;
-    comm_ptr->next_sched_tag = base + n >= tag_ub ? MPIR_FIRST_NBC_TAG : (int) (base + n);
-    c->tag_base = (int) base;
-    c->tags = (int) n;
+    const int64_t n = GENCOLL_TAG_BLOCK(c->a->comm_ptr->local_size, MPIR_FIRST_NBC_TAG, tag_ub - 1);
+    c->tag_base = (int) (tag_ub - n);
+    c->tags = (int) n;  /* a program that needs more fails its post on every rank */
 }
 
 int MPII_Gencoll_run_program(const struct MPII_Gencoll_call *a, const struct gencoll_program *program,
