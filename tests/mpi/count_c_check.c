@@ -87,6 +87,6 @@ int main(int argc, char **argv)
     free(a);
     free(b);
     MPI_Finalize();
-    return all ? 1 : 0;
+    return all || fails ? 1 : 0; /* own failures too: the total went through the allreduce under test */
 }
 #endif

@@ -14,7 +14,7 @@ LD_LIBRARY_PATH="$prefix/lib" ldd "$prefix/lib/libmpich.so.12" | grep -q "libgen
   fail "the module's libmpich does not load libgencoll-mpich from its prefix"
 out=$(run_module 4 -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 \
   -genv MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM kring -genv MPIR_CVAR_ALLREDUCE_KRING_KVAL 3 \
-  -genv MPIR_CVAR_GENCOLL_DEBUG 1 "$bin" 2>&1)
+  -genv MPIR_CVAR_GENCOLL_DEBUG 1 "$bin" 2>&1) || fail "size_sweep exited non-zero: $out"
 echo "$out" | grep -q "^size_sweep: p=4 ok" || fail "size_sweep failed: $out"
 echo "$out" | grep -q "^gencoll: allreduce count=4096 bytes=16384 p=4 root=0 algorithm=kring k=3$" ||
   fail "no gencoll debug line for the 4096-element allreduce: $out"

@@ -70,10 +70,12 @@ echo "ok: every number has its source (progress $(python3 -c 'import json,sys; p
 # The profile, read as the simulator reads it (tables interpolated linearly,
 # held beyond their ends), against the measured one-way times and
 # back-to-back spacings: medians over the sizes of model / measurement.
-# Reported, not enforced: with other work on the 2 cores (make -j check runs
-# tests side by side) most repetitions can be disturbed, and the robust fit
-# then rightly disagrees with the medians it left out.
-python3 - "$tmp/p.json" "$tmp/p.csv" <<'PY' || fail "cannot compare the profile with its measurements"
+# Enforced only within a factor of 4 (a unit or bits-for-bytes slip is a
+# factor of 8 or more); within 1.33 it is reported as such: with other work on
+# the 2 cores (make -j check runs tests side by side) most repetitions can be
+# disturbed, and the robust fit then rightly disagrees with the medians it
+# left out.
+python3 - "$tmp/p.json" "$tmp/p.csv" <<'PY' || fail "the profile does not match its own measurements within a factor of 4 (or cannot be compared)"
 import bisect, csv, json, statistics, sys
 p = json.load(open(sys.argv[1]))
 lg = p["levels"][0]["loggp"]
@@ -98,6 +100,7 @@ for r in csv.DictReader(open(sys.argv[2])):
 a, b = statistics.median(one_way), statistics.median(spacing) if spacing else float("nan")
 verdict = "ok" if 0.75 < a < 1.33 and 0.75 < b < 1.33 else "note (was the machine busy?)"
 print("%s: model/measured, medians over the sizes: one-way %.2f, back-to-back spacing %.2f" % (verdict, a, b))
+sys.exit(0 if 0.25 < a < 4 and (not spacing or 0.25 < b < 4) else 1)
 PY
 
 for m in 8 1M; do

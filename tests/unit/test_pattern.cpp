@@ -45,15 +45,17 @@ TEST_CASE("k-nomial tree: every non-root rank has one parent that lists it as a 
       for (int root : {0, p / 2, p - 1}) {
         const KnomialTree t{p, k, root};
         std::vector<int> seen(p, 0);
-        long covered = 0;
-        for (int v = 0; v < p; ++v)
+        for (int v = 0; v < p; ++v) {
+          int below = 0;  // a subtree is its root and its children's subtrees
           for (const auto& level : t.children(v))
             for (const auto& c : level) {
               ++seen[c.rel];
               REQUIRE(t.parent(c.rel) == v);
               REQUIRE(t.subtree(c.rel) == c.subtree);
-              covered += c.subtree;
+              below += c.subtree;
             }
+          REQUIRE(t.subtree(v) == 1 + below);
+        }
         REQUIRE(seen[0] == 0);
         for (int v = 1; v < p; ++v) REQUIRE(seen[v] == 1);
         REQUIRE(t.subtree(0) == p);
