@@ -24,7 +24,7 @@ each_binding() {
     ran=1
   done
   prefix=$(cat "$builddir/mpich-prefix" 2>/dev/null || true)
-  if [ -x "$prefix/bin/mpiexec" ] && command -v mpicc.mpich >/dev/null; then
+  if [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] && command -v mpicc.mpich >/dev/null; then
     build_one mpich || return 1
     echo "== the MPICH module"
     "$run" --mpi gencoll-mpich --mpich-prefix "$prefix" --lib none || return 1

@@ -59,7 +59,7 @@ for b in $bindings; do
     suffix=$b ;;
   gencoll-mpich)
     prefix=$(cat "$builddir/mpich-prefix" 2>/dev/null || true)
-    [ -x "$prefix/bin/mpiexec" ] || { echo "skip $b: no MPICH with the module"; continue; }
+    [ -n "$prefix" ] && [ -x "$prefix/bin/mpiexec" ] || { echo "skip $b: no MPICH with the module"; continue; }
     args=(--mpi "$b" --mpich-prefix "$prefix" --lib none)
     suffix=mpich ;;
   gencoll-openmpi)
