@@ -497,8 +497,8 @@ static void say(int coll, struct ompi_communicator_t *comm, const char *fmt, con
  * non-commutative op goes to Open MPI's own where the algorithm needs a
  * commutative one (the dispatch policy of both other bindings). */
 static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicator_t *comm, int count,
-                  uint64_t vector_count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int inplace, int root, int *alg, int *k,
-                  int *node_size)
+                  uint64_t vector_count, struct ompi_datatype_t *dtype, struct ompi_op_t *op, int inplace, int root,
+                  int *alg, int *k, int *node_size)
 {
     *node_size = 0;
     if (count <= 0) return 0;
@@ -510,7 +510,8 @@ static int decide(mca_coll_gencoll_module_t *m, int coll, struct ompi_communicat
         size_t size = 0;
         ompi_datatype_type_size(dtype, &size);
         struct gencoll_selection_call c = {
-            .coll = coll, .comm_size = ompi_comm_size(comm), .count = (uint64_t) count, .vector_count = vector_count, .type_size = size,
+            .coll = coll, .comm_size = ompi_comm_size(comm), .count = (uint64_t) count,
+            .vector_count = vector_count, .type_size = size,
             .commutative = op == NULL || ompi_op_is_commute(op), .op_built_in = op == NULL || ompi_op_is_intrinsic(op),
             /* Reduce's MPI_IN_PLACE is the root's alone: every rank must reach the same leaf. */
             .sendbuf_inplace = inplace == 2 && coll != GENCOLL_REDUCE && coll != GENCOLL_BCAST,

@@ -334,13 +334,15 @@ struct Facts {
   explicit Facts(const SelectionCall& c)
       : call(c),
         avg(c.count * c.type_size),
+        // MPICH's count of a reduce_scatter is its whole vector
+        count(c.vector_count ? c.vector_count : c.count),
         total(c.vector_count ? c.vector_count * c.type_size : avg * static_cast<std::uint64_t>(c.comm_size)),
         // MPICH gives an intracommunicator node awareness (hierarchy "parent",
         // with a node_comm where a node holds more than one of its processes)
         // unless every process is alone on its node; intercommunicators stay "flat".
         parent(!c.inter && !c.node_roots && c.nodes.node_count < c.comm_size) {}
   const SelectionCall& call;
-  std::uint64_t avg, total;
+  std::uint64_t avg, count, total;
   bool parent;
 };
 
@@ -377,8 +379,8 @@ bool holds(const Condition& c, const Facts& facts, Phase phase) {
     case Test::total_msg_size_le: return total <= bound;
     case Test::total_msg_size_lt: return total < bound;
     case Test::total_msg_size_any: return true;
-    case Test::count_le: return (call.vector_count ? call.vector_count : call.count) <= bound;
-    case Test::count_lt_pow2: return (call.vector_count ? call.vector_count : call.count) < pof2(call.comm_size);
+    case Test::count_le: return facts.count <= bound;
+    case Test::count_lt_pow2: return facts.count < pof2(call.comm_size);
     case Test::count_any: return true;
     case Test::is_commutative: return call.commutative == yes;
     case Test::is_op_built_in: return call.op_built_in == yes;
