@@ -69,6 +69,26 @@ enum gencoll_alg {
     (GENCOLL_TAGS_PER_CALL(p) < ((int64_t) (last) - (int64_t) (first) + 1) / 2 ? \
          GENCOLL_TAGS_PER_CALL(p) : ((int64_t) (last) - (int64_t) (first) + 1) / 2)
 
+/* Where an array of `count` elements laid out like a user's buffer (element i
+ * at i * extent, the extent possibly negative; each element's data true_extent
+ * bytes from true_lb) lies in an allocation of its own, as every glue lays out
+ * scratch: *bytes it spans, and *shift, where element 0 lies from the
+ * allocation's start. The lowest element's data starts the allocation:
+ * element 0's, or with a negative extent (the elements run downwards) the last
+ * one's. Returns 0, or -1 for a span no address space holds (out of memory,
+ * not a wrapped-around small size). Inline: each glue's scratch step calls it. */
+static inline int gencoll_array_span(uint64_t count, int64_t extent, int64_t true_lb, int64_t true_extent,
+                                     size_t *bytes, int64_t *shift)
+{
+    const uint64_t last = count > 0 ? count - 1 : 0;
+    const uint64_t stride = extent < 0 ? (uint64_t) 0 - (uint64_t) extent : (uint64_t) extent;
+    if (true_extent < 0 || (uint64_t) true_extent > (uint64_t) PTRDIFF_MAX) return -1;
+    if (stride != 0 && last > ((uint64_t) PTRDIFF_MAX - (uint64_t) true_extent) / stride) return -1;
+    *bytes = count > 0 ? (size_t) (last * stride + (uint64_t) true_extent) : 0;
+    *shift = (extent < 0 ? (int64_t) (last * stride) : 0) - true_lb;
+    return 0;
+}
+
 enum gencoll_buf { GENCOLL_BUF_SEND = 0, GENCOLL_BUF_RECV = 1, GENCOLL_BUF_TMP = 2 };
 
 /* The id isend/irecv hand back for an operation that already finished while

@@ -139,15 +139,9 @@ static int gencoll_run_scratch(struct ctx *c, uint64_t count)
 {
     ptrdiff_t true_lb = 0, true_extent = 0;
     ompi_datatype_get_true_extent(c->dtype, &true_lb, &true_extent);
-    /* Laid out like the user's buffer, the true lower bound of its lowest
-     * element on the allocation: element 0's, or with a negative extent (the
-     * elements run downwards) the last one's. */
-    const ptrdiff_t stride = c->extent < 0 ? -c->extent : c->extent;
-    ptrdiff_t span = stride > true_extent ? stride : true_extent;
-    /* A size no address space holds is out of memory, not a wrapped-around small one. */
-    if (span > 0 && count - 1 > (uint64_t) ((PTRDIFF_MAX - true_extent) / span)) return OMPI_ERR_OUT_OF_RESOURCE;
-    size_t bytes = (size_t) ((ptrdiff_t) (count - 1) * span + true_extent);
-    const ptrdiff_t shift = (c->extent < 0 ? (ptrdiff_t) (count - 1) * stride : 0) - true_lb;
+    size_t bytes;
+    int64_t shift;
+    if (gencoll_array_span(count, c->extent, true_lb, true_extent, &bytes, &shift)) return OMPI_ERR_OUT_OF_RESOURCE;
     if (bytes <= sizeof(c->tmp_inline)) {
         c->tmp_base = c->tmp_inline.bytes + shift;
         return OMPI_SUCCESS;

@@ -1,5 +1,6 @@
 #include "src/pmpi/pmpi_transport.hpp"
 
+#include "src/cabi/gencoll_mpich.h"  // gencoll_array_span, every glue's scratch layout
 #include "src/core/permutation.hpp"
 
 #include <sched.h>
@@ -154,16 +155,10 @@ PmpiTransport::PmpiTransport(MPI_Comm comm, PmpiBuffers bufs, const TypeLayout& 
       reqs_(kept ? RequestSet(*kept) : RequestSet()) {}
 
 ArraySpan array_span(std::uint64_t count, MPI_Aint extent, MPI_Aint true_lb, MPI_Aint true_extent) {
-  const std::uint64_t last = count - 1;
-  const std::uint64_t stride = static_cast<std::uint64_t>(extent < 0 ? -extent : extent);
-  if (stride != 0 && last > (static_cast<std::uint64_t>(PTRDIFF_MAX) - static_cast<std::uint64_t>(true_extent)) / stride)
-    throw MpiError(MPI_ERR_NO_MEM);
-  ArraySpan a;
-  a.bytes = static_cast<std::size_t>(last * stride + static_cast<std::uint64_t>(true_extent));
-  // The true lower bound of the lowest element on the allocation: element
-  // 0's, or with a negative extent (the elements run downwards) the last one's.
-  a.shift = (extent < 0 ? static_cast<MPI_Aint>(last * stride) : 0) - true_lb;
-  return a;
+  std::size_t bytes = 0;
+  std::int64_t shift = 0;
+  if (gencoll_array_span(count, extent, true_lb, true_extent, &bytes, &shift) != 0) throw MpiError(MPI_ERR_NO_MEM);
+  return {bytes, static_cast<MPI_Aint>(shift)};
 }
 
 void PmpiTransport::prepare(const Schedule& s) { scratch(s.tmp_count); }

@@ -30,7 +30,8 @@ inline std::uint64_t usable_count_limit(std::uint64_t limit) { return std::clamp
 // An array of `count` elements laid out like a user's buffer (element i at
 // i * extent, the extent possibly negative): the bytes it spans and where its
 // element 0 lies from the start of an allocation of them. Throws
-// MpiError(MPI_ERR_NO_MEM) for a span no address space holds.
+// MpiError(MPI_ERR_NO_MEM) for a span no address space holds. The layout of
+// gencoll_array_span (src/cabi/gencoll_mpich.h), the glues' scratch too.
 struct ArraySpan {
   std::size_t bytes = 0;
   MPI_Aint shift = 0;

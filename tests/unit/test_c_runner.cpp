@@ -570,3 +570,31 @@ TEST_CASE("C runner: a program of one message alone is named as such, any other 
     }
   }
 }
+
+// Every glue's scratch: element i at i * extent, the allocation starting at
+// the lowest element's data, for either sign of the extent.
+TEST_CASE("gencoll_array_span: scratch spans the elements' data from the lowest one, either direction") {
+  std::size_t bytes = 0;
+  std::int64_t shift = 0;
+  // 4 doubles, true_lb 0: 32 bytes, element 0 at the start.
+  REQUIRE(gencoll_array_span(4, 8, 0, 8, &bytes, &shift) == 0);
+  CHECK(bytes == 32);
+  CHECK(shift == 0);
+  // Extent -8 (elements run downwards): element 3 at -24 is the lowest, so
+  // element 0 lies 24 bytes into the allocation.
+  REQUIRE(gencoll_array_span(4, -8, 0, 8, &bytes, &shift) == 0);
+  CHECK(bytes == 32);
+  CHECK(shift == 24);
+  // A gap before the data (true_lb 4) and a stride wider than it: the last
+  // element ends at 3 * 16 + 4 + 4, the first element's data starts at 4.
+  REQUIRE(gencoll_array_span(4, 16, 4, 4, &bytes, &shift) == 0);
+  CHECK(bytes == 3 * 16 + 4);
+  CHECK(shift == -4);
+  // Overlapping elements (data wider than the extent): no more than they reach.
+  REQUIRE(gencoll_array_span(3, 4, 0, 12, &bytes, &shift) == 0);
+  CHECK(bytes == 2 * 4 + 12);
+  // A span no address space holds is an error, not a small wrapped size.
+  CHECK(gencoll_array_span(std::uint64_t{1} << 62, 8, 0, 8, &bytes, &shift) == -1);
+  CHECK(gencoll_array_span(std::uint64_t{1} << 62, -8, 0, 8, &bytes, &shift) == -1);
+  CHECK(gencoll_array_span(2, INT64_MIN, 0, 8, &bytes, &shift) == -1);
+}

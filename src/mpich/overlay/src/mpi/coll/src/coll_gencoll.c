@@ -78,18 +78,14 @@ static int gencoll_run_scratch(struct gencoll_ctx *c, uint64_t count)
     } else {
         MPIR_Type_get_true_extent_impl(c->a->datatype, &true_lb, &true_extent);
     }
-    /* Laid out like the user's buffer, shifted so the true lower bound of its
-     * lowest element lands on the allocation: element 0's with a positive
-     * extent (as MPICH's own algorithms do), the last one's with a negative
-     * extent, whose elements run downwards (MPICH's own overrun there). */
-    const MPI_Aint stride = c->extent < 0 ? -c->extent : c->extent;
-    MPI_Aint span = MPL_MAX(stride, true_extent);
-    /* A size no address space holds is out of memory, not a wrapped-around small one. */
-    MPIR_ERR_CHKANDJUMP(span > 0 && count - 1 > (uint64_t) ((MPIR_AINT_MAX - true_extent) / span),
+    /* Laid out like the user's buffer, as MPICH's own algorithms do with a
+     * positive extent (with a negative one, whose elements run downwards,
+     * MPICH's own write below their scratch). */
+    size_t bytes;
+    int64_t shift;
+    MPIR_ERR_CHKANDJUMP(gencoll_array_span(count, c->extent, true_lb, true_extent, &bytes, &shift),
                         mpi_errno, MPI_ERR_OTHER, "**nomem");
-    MPI_Aint bytes = ((MPI_Aint) count - 1) * span + true_extent;
-    const MPI_Aint shift = (c->extent < 0 ? ((MPI_Aint) count - 1) * stride : 0) - true_lb;
-    if (bytes <= (MPI_Aint) sizeof(c->tmp_inline)) {
+    if (bytes <= sizeof(c->tmp_inline)) {
         c->tmp_base = c->tmp_inline.bytes + shift;
     } else {
         c->tmp = MPL_malloc(bytes > 0 ? bytes : 1, MPL_MEM_COLL);
