@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "coll/algorithm_table.hpp"
+#include "src/core/params.hpp"
 
 namespace gencoll::sim {
 
@@ -86,9 +87,27 @@ const char* inter_algorithm(Collective c) {
   return "";
 }
 
+// Whether a family's radix of every rank is a baseline defined over all
+// ranks whatever their number (ring is k-ring, pairwise exchange recursive
+// multiplying, at k = p).
+bool all_ranks_baseline(Algorithm family) {
+  for (Algorithm a : all_algorithms())
+    if (info(a).radix == RadixRule::ranks && info(a).family == family) return true;
+  return false;
+}
+
 // The size runs of one communicator size, merged where the choice repeats.
-nlohmann::ordered_json size_tree(const Tuned& t) {
-  const bool split = t.coll == Collective::allreduce || t.coll == Collective::reduce;
+// `open_ended`: the tree also answers larger communicators (comm_size=any),
+// where ring and pairwise exchange are written with the largest radix,
+// which means every rank at any size: ring stays ring at 2p ranks instead
+// of becoming k-ring with groups of p. (Other families' k = p stays p: a
+// k-nomial tree of radix p is not more "flat" at 2p than one of radix 2p.)
+nlohmann::ordered_json size_tree(const Tuned& t, bool open_ended) {
+  const bool split = reduces(t.coll);
+  const auto as_written = [&](Choice ch) {
+    if (open_ended && ch.node_size == 0 && ch.k >= t.p && all_ranks_baseline(ch.alg)) ch.k = kMaxRadix;
+    return ch;
+  };
   nlohmann::ordered_json tree = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < t.picks.size(); ++i) {
     const Pick& pk = t.picks[i];
@@ -100,11 +119,11 @@ nlohmann::ordered_json size_tree(const Tuned& t) {
     const std::string key = last ? "avg_msg_size=any" : "avg_msg_size<=" + std::to_string(pk.bytes);
     if (split && pk.ordered != pk.best) {
       nlohmann::ordered_json s = nlohmann::ordered_json::object();
-      s["is_commutative=yes"] = guarded_leaf(t.coll, pk.best, pk.flat);
-      s["is_commutative=no"] = guarded_leaf(t.coll, pk.ordered, pk.flat);
+      s["is_commutative=yes"] = guarded_leaf(t.coll, as_written(pk.best), as_written(pk.flat));
+      s["is_commutative=no"] = guarded_leaf(t.coll, as_written(pk.ordered), as_written(pk.flat));
       tree[key] = s;
     } else {
-      tree[key] = guarded_leaf(t.coll, pk.best, pk.flat);
+      tree[key] = guarded_leaf(t.coll, as_written(pk.best), as_written(pk.flat));
     }
   }
   return tree;
@@ -273,7 +292,7 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
       nlohmann::ordered_json roots = nlohmann::ordered_json::object();
       for (auto it = leaders.begin(); it != leaders.end(); ++it) {
         const bool last = std::next(it) == leaders.end();
-        roots[last ? "comm_size=any" : "comm_size<=" + std::to_string(it->first)] = size_tree(it->second);
+        roots[last ? "comm_size=any" : "comm_size<=" + std::to_string(it->first)] = size_tree(it->second, last);
       }
       sizes["comm_hierarchy=node_roots"] = roots;
     }
@@ -284,7 +303,7 @@ nlohmann::ordered_json to_selection_json(const std::vector<Tuned>& tuned,
     }
     for (std::size_t i = 0; i < ts.size(); ++i) {
       const bool last = i + 1 == ts.size();
-      sizes[last ? "comm_size=any" : "comm_size<=" + std::to_string(ts[i]->p)] = size_tree(*ts[i]);
+      sizes[last ? "comm_size=any" : "comm_size<=" + std::to_string(ts[i]->p)] = size_tree(*ts[i], last);
     }
     nlohmann::ordered_json coll = nlohmann::ordered_json::object();
     coll["comm_type=intra"] = sizes;

@@ -48,7 +48,7 @@ struct Pick {
   Algorithm best_alg = Algorithm::knomial;  // as simulated (a baseline stays a baseline)
   std::string best_label;    // e.g. "kring k=4" or "ring"
   // Fastest that keeps rank order (for non-commutative ops); equals `best`
-  // unless the fastest needs a commutative op. Allreduce and reduce only.
+  // unless the fastest needs a commutative op (the collectives that reduce).
   Choice ordered;
   double ordered_time = 0;
   double baseline_time = 0;  // fastest fixed-radix baseline (binomial, recursive doubling, ring)

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -42,7 +43,8 @@ Input
   --comm-sizes LIST     communicator sizes instead, ranks placed in topology order
   --collectives LIST    comma-separated (default: allgather,allreduce,bcast,reduce)
   --min-size BYTES      smallest message (default 8); suffixes K, M (powers of 1024)
-  --max-size BYTES      largest message (default 4M); sizes are powers of two between
+  --max-size BYTES      largest message (default 4M, below 4G); sizes are powers of two
+                        between, those that are whole elements
   --elem-bytes E        bytes per element (default 4); reductions cost per element
   --base FILE           an MPICH selection file (e.g. MPICH's generic.json) that
                         supplies the collectives not tuned and comm_type=inter;
@@ -90,13 +92,15 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-long long parse_int(const std::string& opt, const std::string& v, long long lo) {
+// Every integer option ends in an int (ranks, radix, threads, element size).
+int parse_int(const std::string& opt, const std::string& v, int lo) {
+  constexpr long long hi = std::numeric_limits<int>::max();
   char* end = nullptr;
   errno = 0;
   const long long n = std::strtoll(v.c_str(), &end, 10);
-  if (errno || end == v.c_str() || *end != '\0' || n < lo)
-    usage_error(opt + ": '" + v + "' is not an integer >= " + std::to_string(lo));
-  return n;
+  if (errno || end == v.c_str() || *end != '\0' || n < lo || n > hi)
+    usage_error(opt + ": '" + v + "' is not an integer in " + std::to_string(lo) + ".." + std::to_string(hi));
+  return static_cast<int>(n);
 }
 
 std::uint64_t parse_bytes(const std::string& opt, const std::string& v) {
@@ -117,7 +121,7 @@ int main(int argc, char** argv) {
   std::string profile, shapes, comm_sizes, colls = "allgather,allreduce,bcast,reduce", base_file, out_dir = ".",
                                               name;
   std::uint64_t min_size = 8, max_size = 4u << 20;
-  long long elem = 4, threads = 0, ompi_radix = 4;
+  int elem = 4, threads = 0, ompi_radix = 4;
   bool plot = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -146,6 +150,12 @@ int main(int argc, char** argv) {
   if (profile.empty()) usage_error("--profile is required");
   if (shapes.empty() && comm_sizes.empty()) usage_error("give --shapes or --comm-sizes (or both)");
   if (min_size > max_size) usage_error("--min-size is larger than --max-size");
+  // The file's size thresholds are every size tuned but the largest
+  // (avg_msg_size=any); MPICH's csel reads them as an int.
+  if (max_size >= std::uint64_t{1} << 32)
+    usage_error("--max-size: " + std::to_string(max_size) +
+                " bytes: the largest size tuned may be 2 GiB, as the sizes below it are written as "
+                "avg_msg_size<=S, which MPICH's selection reads as an int (give --max-size 2G or less)");
 
   Machine m;
   try {
@@ -166,6 +176,8 @@ int main(int argc, char** argv) {
     const long long nodes = parse_int("--shapes", s.substr(0, x), 1);
     if (x != std::string::npos) {
       const long long r = parse_int("--shapes", s.substr(x + 1), 1);
+      if (nodes * r > std::numeric_limits<int>::max())
+        usage_error("--shapes: '" + s + "' is more ranks than an MPI communicator holds");
       if (rpn == 0 && nodes != 1)
         usage_error("--shapes: '" + s + "': profile " + profile + " describes a single node; use 1x" +
                     std::to_string(r) + " or --comm-sizes");
@@ -176,10 +188,12 @@ int main(int argc, char** argv) {
       ps.insert(static_cast<int>(rpn == 0 ? r : nodes * r));
     } else {
       if (rpn == 0) usage_error("--shapes: '" + s + "': profile " + profile + " has no node level; use --comm-sizes");
+      if (nodes * rpn > std::numeric_limits<int>::max())
+        usage_error("--shapes: '" + s + "' is more ranks than an MPI communicator holds");
       ps.insert(static_cast<int>(nodes * rpn));
     }
   }
-  for (const std::string& s : split(comm_sizes)) ps.insert(static_cast<int>(parse_int("--comm-sizes", s, 1)));
+  for (const std::string& s : split(comm_sizes)) ps.insert(parse_int("--comm-sizes", s, 1));
   if (ps.empty()) usage_error("no job shape given");
   req.comm_sizes.assign(ps.begin(), ps.end());
   for (const std::string& c : split(colls)) {
@@ -190,11 +204,14 @@ int main(int argc, char** argv) {
                   "gencoll-sim --sweep --collectives " + c + " simulates its algorithms");
     req.colls.push_back(*coll);
   }
+  // Messages are whole elements: a size that is not is left out, not rounded.
   for (std::uint64_t b = 1; b <= max_size; b *= 2)
-    if (b >= min_size) req.sizes.push_back(b);
-  if (req.sizes.empty()) usage_error("no power-of-two size between --min-size and --max-size");
+    if (b >= min_size && b % static_cast<std::uint64_t>(elem) == 0) req.sizes.push_back(b);
+  if (req.sizes.empty())
+    usage_error("no power-of-two size between --min-size and --max-size is a whole number of --elem-bytes " +
+                std::to_string(elem) + "-byte elements");
   req.opt.elem_bytes = static_cast<std::uint32_t>(elem);
-  req.threads = static_cast<int>(threads);
+  req.threads = threads;
 
   std::optional<nlohmann::ordered_json> base;
   if (!base_file.empty()) {
@@ -242,12 +259,20 @@ int main(int argc, char** argv) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const std::string stem = out_dir + "/" + name;
-  bool ok = write_file(stem + ".json", to_selection_json(out.tuned, base).dump(1) + "\n");
+  const std::string json = to_selection_json(out.tuned, base).dump(1) + "\n";
+  // What both bindings will read, read back before it is written: a file
+  // they would refuse is the tuner's error, not the user's.
+  const SelectionFile::Loaded readback = SelectionFile::parse(json, name + ".json");
+  if (!readback.file) {
+    for (const std::string& e : readback.errors) std::cerr << "gencoll-tune: internal error: " << e << "\n";
+    return 2;
+  }
+  bool ok = write_file(stem + ".json", json);
   std::ostringstream csv;
   write_csv_header(csv);
   for (const auto& [p, row] : out.rows) write_csv_row(csv, row, p);
   ok = ok && write_file(stem + ".csv", csv.str());
-  const OmpiRules ompi = ompi_rules(out.rows, static_cast<int>(ompi_radix));
+  const OmpiRules ompi = ompi_rules(out.rows, ompi_radix);
   ok = ok && write_file(stem + ".md", summary_markdown(out.tuned, m) +
                                           "\n## Open MPI coll_tuned rules (" + name + "-ompi-rules.conf)\n\n" +
                                           "The same sweep's fastest Open MPI algorithm per size, as " + name +
@@ -257,7 +282,7 @@ int main(int argc, char** argv) {
   std::error_code ec;
   const std::filesystem::path rules_path = std::filesystem::absolute(stem + "-ompi-rules.conf", ec);
   ok = ok && write_file(stem + "-ompi.conf", ompi_mca_params(ec ? stem + "-ompi-rules.conf" : rules_path.string(),
-                                                             static_cast<int>(ompi_radix)));
+                                                             ompi_radix));
   if (!ok) {
     std::cerr << "gencoll-tune: cannot write " << stem << ".json and the files beside it (--out " << out_dir
               << ", --name " << name << ")\n";

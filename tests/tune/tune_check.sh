@@ -69,7 +69,14 @@ expect_error "base.json: not valid JSON" --profile "$profile" --shapes 2x4 --bas
 echo '{"foo": 1}' > "$tmp/notcsel.json"
 expect_error 'notcsel.json: key "foo"' --profile "$profile" --shapes 2x4 --base "$tmp/notcsel.json"
 expect_error "'2x4x4' is not NODES or NODESxRANKS" --profile "$profile" --shapes 2x4x4
-expect_error "--threads: '0' is not an integer >= 1" --profile "$profile" --shapes 2x4 --threads 0
+expect_error "--threads: '0' is not an integer in 1\.\.2147483647" --profile "$profile" --shapes 2x4 --threads 0
+# Integers that would wrap where they are kept (an element of 2^32 bytes
+# became 0 and divided by zero), sizes MPICH's int threshold cannot hold.
+expect_error "--elem-bytes: '4294967296' is not an integer in 1\.\.2147483647" --profile "$profile" --shapes 2x4 --elem-bytes 4294967296
+expect_error "--comm-sizes: '4294967297' is not an integer" --profile "$profile" --comm-sizes 4294967297
+expect_error "'65536x65536' is more ranks than an MPI communicator holds" --profile "$profile" --shapes 65536x65536
+expect_error "--max-size: 4294967296 bytes: the largest size tuned may be 2 GiB" --profile "$profile" --shapes 2x4 --max-size 4G
+expect_error "is a whole number of --elem-bytes 3-byte elements" --profile "$profile" --shapes 2x4 --elem-bytes 3 --max-size 64
 expect_error "--max-size: '-5' is not a byte count" --profile "$profile" --shapes 2x4 --max-size -5
 if out=$("$tune" --profile "$profile" --shapes 2x4 --max-size 64 --no-plot --out "$tmp/no/such/dir" --name t 2>&1); then
   fail "an unwritable --out was accepted"

@@ -6,6 +6,7 @@
 
 #include "selection/ompi_rules.hpp"
 #include "selection/tune.hpp"
+#include "src/core/params.hpp"
 
 using namespace gencoll;
 using namespace gencoll::sim;
@@ -80,6 +81,34 @@ TEST_CASE("tuned selection files merge size runs, split on commutativity and cov
   const nlohmann::ordered_json with_base = to_selection_json({ar}, base);
   REQUIRE(with_base["collective=barrier"].contains("algorithm=MPIR_Barrier_intra_dissemination"));
   REQUIRE(with_base["collective=allreduce"]["comm_type=inter"].contains("algorithm=MPIR_Allreduce_allcomm_nb"));
+}
+
+TEST_CASE("a radix of every rank stays every rank in larger communicators; every reducing collective splits", "[tune]") {
+  const Choice ring8{Algorithm::kring, 8}, kn3{Algorithm::knomial, 3}, rm2{Algorithm::recursive_multiplying, 2};
+  Tuned ag;
+  ag.coll = Collective::allgather;
+  ag.p = 8;
+  ag.picks = {pick(8, rm2, rm2), pick(1 << 20, ring8, ring8)};
+  Tuned ag4 = ag;
+  ag4.p = 4;
+  ag4.picks = {pick(1 << 20, Choice{Algorithm::kring, 4}, Choice{Algorithm::kring, 4})};
+  Tuned rsb;
+  rsb.coll = Collective::reduce_scatter_block;
+  rsb.p = 8;
+  rsb.picks = {pick(64, rm2, kn3)};
+  const nlohmann::ordered_json sel = to_selection_json({ag4, ag, rsb}, std::nullopt);
+  const auto& intra = sel["collective=allgather"]["comm_type=intra"];
+  // Up to the size tuned, k = p is that size's ring ...
+  REQUIRE(intra["comm_size<=4"]["avg_msg_size=any"]["algorithm=MPIR_Allgather_intra_kring"].contains("k=4"));
+  // ... beyond it, the largest radix: a ring of all ranks, not groups of 8.
+  const auto& any = intra["comm_size=any"];
+  REQUIRE(any["avg_msg_size=any"]["algorithm=MPIR_Allgather_intra_kring"].contains("k=" + std::to_string(kMaxRadix)));
+  REQUIRE(any["avg_msg_size<=8"]["algorithm=MPIR_Allgather_intra_recursive_multiplying"].contains("k=2"));
+  // Reduce_scatter_block needs the same commutativity split as allreduce.
+  const auto& rs = sel["collective=reduce_scatter_block"]["comm_type=intra"]["comm_size=any"]["avg_msg_size=any"];
+  REQUIRE(rs["is_commutative=yes"].contains("algorithm=MPIR_Reduce_scatter_block_intra_recursive_multiplying"));
+  REQUIRE(rs["is_commutative=no"]["algorithm=MPIR_Reduce_scatter_block_intra_knomial"].contains("k=3"));
+  for (auto it = sel.begin(); it != sel.end(); ++it) require_complete(it.value(), it.key());
 }
 
 TEST_CASE("baselines are written as the same schedule in module terms", "[tune]") {
