@@ -800,8 +800,16 @@ int bcast_entry(void* buffer, Count count, MPI_Datatype type, int root, MPI_Comm
     const TypeLayout l = layout_of(thread_calls(), type);
 #if MPI_VERSION < 4
     // A derived type's element beyond MPI_Pack's int counts, with gaps
-    // (pack_elements); no predefined type is that large.
-    if (!l.dense && static_cast<std::uint64_t>(l.size) > kIntCountLimit) return native();
+    // (pack_elements), goes to the MPI's own bcast, and so on every rank:
+    // another rank may describe the same bytes with a gap-free type or small
+    // elements. The total is every rank's, so all of them ask one another
+    // exactly when one might need to, at a cost no message of 2 GiB notices.
+    const std::uint64_t total = call.count * static_cast<std::uint64_t>(l.size);
+    if (total > kIntCountLimit) {
+      int gapped_large = !l.dense && static_cast<std::uint64_t>(l.size) > kIntCountLimit;
+      check(PMPI_Allreduce(MPI_IN_PLACE, &gapped_large, 1, MPI_INT, MPI_LOR, comm_state(comm).dup));
+      if (gapped_large) return native();
+    }
 #endif
     return bcast_bytes(call, *plan, buffer, l);
   });

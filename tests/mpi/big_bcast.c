@@ -4,8 +4,11 @@
  * programs that predate MPI-4's large counts describe large messages: a
  * contiguous type (gap-free) and the same type resized to leave a gap after
  * it (packed by gencoll where the MPI has MPI_Pack_c, otherwise the MPI's
- * own bcast). Every byte checked. Run under the interposition library
- * (tests/mpi/large_count_full.sh) with a bcast algorithm selected.
+ * own bcast), then both mixed: the root with one, the others with the
+ * other (the same signature, so the same bytes; where one rank's type needs
+ * the MPI's own bcast, every rank's must take it). Every byte checked. Run
+ * under the interposition library (tests/mpi/large_count_full.sh) with a
+ * bcast algorithm selected.
  *
  * usage: big_bcast BYTES
  */
@@ -53,9 +56,12 @@ int main(int argc, char** argv) {
   if (rank == 0)
     printf("big_bcast: MPI_Type_size %d, MPI_Type_size_x %lld\n", size, (long long)size_x);
   int failed = size_x != n;
-  for (int round = 0; round < 2; ++round) {
-    const MPI_Datatype type = round ? gapped : whole;
+  static const char* const names[4] = {"contiguous", "gapped", "gapped at the root, contiguous elsewhere",
+                                       "contiguous at the root, gapped elsewhere"};
+  for (int round = 0; round < 4; ++round) {
     const int root = round % p;
+    const int gapped_here = round == 1 || (round == 2 && rank == root) || (round == 3 && rank != root);
+    const MPI_Datatype type = gapped_here ? gapped : whole;
     if (rank == root)
       for (uint64_t i = 0; i < bytes; ++i) buf[i] = pattern(i);
     else
@@ -73,7 +79,7 @@ int main(int argc, char** argv) {
     MPI_Allreduce(&bad, &all, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
       printf("big_bcast: p=%d %llu bytes, %s type, root %d: %s (%.1f s)\n", p, (unsigned long long)bytes,
-             round ? "gapped" : "contiguous", root, rc != MPI_SUCCESS ? "error returned" : all ? "WRONG BYTES" : "ok", t);
+             names[round], root, rc != MPI_SUCCESS ? "error returned" : all ? "WRONG BYTES" : "ok", t);
     if (bad) fprintf(stderr, "big_bcast: rank %d: %lld wrong bytes (-1: error)\n", rank, bad);
     failed += all != 0;
   }
