@@ -10,6 +10,7 @@
 # on different hosts can only use the network, as on a real cluster.
 #
 # usage: cluster.sh up N [--rate R] [--burst B] [--limit L] [--mtu M] [--cpus C]
+#        cluster.sh check N [options]        what `up N [options]` would refuse, making nothing
 #        cluster.sh down
 #        cluster.sh status
 #        cluster.sh exec HOST CMD...         run CMD on HOST (node0, 198.18.0.1, ...)
@@ -37,7 +38,8 @@
 #              and 1.17-1.26x at 1 Gbit/s with 1500 on the H200 machine's 16
 #              (1.01x with 9000); `up` says so from 15,000 frames a second
 #              per core (hosts x rate / 8 MTU / cores)
-#   --cpus C   cores of each host: host i runs on cores i*C .. i*C+C-1, so that
+#   --cpus C   cores of each host: host i runs on the i-th C of the cores this
+#              process may use (cores i*C .. i*C+C-1 on a whole machine), so that
 #              hosts do not share cores and binding within a host works as on
 #              a real node (default: cores / N when there are at least N
 #              cores, else 0: every host on every core)
@@ -73,10 +75,11 @@ set -euo pipefail
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 id=${GENCOLL_CLUSTER_ID:-0}
 die() { echo "cluster.sh: $*" >&2; exit 1; }
-# Inside `up` once it made something: a failure that the ERR trap sees, so
-# that what was made is removed (die exits without it).
-up_failed() { echo "cluster.sh: $*" >&2; return 1; }
-[[ $id =~ ^[0-9]+$ ]] && [ "$id" -le 255 ] || die "GENCOLL_CLUSTER_ID=$id: expected an integer from 0 to 255"
+# Inside `up` once it made something: the exit trap removes what was made.
+up_failed() { die "$@"; }
+# No leading zeros: the id names the bridge and the state directory, and
+# 007 and 7 would be two names for one address range.
+[[ $id =~ ^(0|[1-9][0-9]{0,2})$ ]] && [ "$id" -le 255 ] || die "GENCOLL_CLUSTER_ID=$id: expected an integer from 0 to 255"
 state=/run/gencoll-cluster-$id
 bridge=gcbr$id net=198.18.$id head=198.18.$id.254 nsprefix=gc$id-node vprefix=gc${id}v
 # The header above, to its last comment line.
@@ -87,6 +90,19 @@ need_root() {
   local t
   for t in ip tc unshare nsenter setsid; do
     command -v "$t" >/dev/null || die "needs '$t' (Debian: iproute2, util-linux)"
+  done
+}
+
+# The cores this process may run on (a container's or cgroup's cpuset need
+# not start at 0 nor be contiguous), in order; hosts get them by index.
+allowed_cpus() {
+  local list part a b
+  list=$(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status)
+  [ -n "$list" ] || list=0-$(( $(nproc) - 1 ))
+  for part in ${list//,/ }; do
+    if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+      for ((a = BASH_REMATCH[1], b = BASH_REMATCH[2]; a <= b; a++)); do echo "$a"; done
+    else echo "$part"; fi
   done
 }
 
@@ -177,8 +193,11 @@ shape_nic() {
   done
 }
 
-up() {
-  local n=${1:-} rate=1gbit burst= limit=8mb mtu= cpus= rps=0
+# up_args N [options]: the settings of `up` (and `check`) in the globals n,
+# rate, burst, limit, mtu, cpus, rps, bits, cores and cpu_ids, every one
+# checked before anything is made.
+up_args() {
+  n=${1:-} rate=1gbit burst= limit=8mb mtu= cpus= rps=0
   [[ $n =~ ^[1-9][0-9]*$ ]] && [ "$n" -le 253 ] || die "up N: N must be an integer from 1 to 253 (got '${n}')"
   shift
   while [ $# -gt 0 ]; do
@@ -192,13 +211,18 @@ up() {
       *) die "up: unknown option '$1' (expected --rate R, --burst B, --limit L, --mtu M, --cpus C, --rps)" ;;
     esac
   done
-  [[ $rate =~ ^[0-9.]+([kmgt]?(bit|bps))$ ]] || die "--rate $rate: expected a tc rate such as 1gbit, 100mbit, 10gbit"
-  local bits
+  [[ $rate =~ ^[0-9]+(\.[0-9]+)?[kmgt]?(bit|bps)$ ]] && [ "$(rate_bits "$rate")" -ge 8000 ] ||
+    die "--rate $rate: expected a tc rate of at least 8kbit such as 1gbit, 100mbit, 10gbit (or bytes: 125mbps)"
   bits=$(rate_bits "$rate")
+  # tc's sizes: bytes, or with a unit (k, kb, m, mb, g, gb; kbit, mbit, gbit).
+  local size='^[1-9][0-9]*([kmg]?b|[kmg]|[kmg]?bit)?$'
+  [ -z "$burst" ] || [[ $burst =~ $size ]] || die "--burst $burst: expected a tc size such as 3000b, 18kb, 64k"
+  [[ $limit =~ $size ]] || die "--limit $limit: expected a tc size such as 8mb, 512kb"
   [ -n "$mtu" ] || mtu=$(awk -v b="$bits" 'BEGIN { print (b >= 72e6 ? 9000 : 1500) }')
   [[ $mtu =~ ^[0-9]+$ ]] && [ "$mtu" -ge 1280 ] && [ "$mtu" -le 65000 ] || die "--mtu $mtu: expected an integer from 1280 to 65000"
-  local cores fpc
-  cores=$(nproc)
+  local fpc
+  mapfile -t cpu_ids < <(allowed_cpus)
+  cores=${#cpu_ids[@]}
   fpc=$(awk -v n="$n" -v b="$bits" -v m="$mtu" -v c="$cores" 'BEGIN { printf "%d", n * b / (8 * m) / c }')
   [ "$fpc" -lt 15000 ] || echo "cluster.sh: $n NICs at $rate with MTU $mtu carry up to $fpc frames a second each way" \
     "per core here; from about 15,000 the emulator's cores, not the links, set the pace (docs/measurements.md," \
@@ -207,6 +231,12 @@ up() {
   [ -n "$cpus" ] || cpus=$(( cores >= n ? cores / n : 0 ))
   [[ $cpus =~ ^[0-9]+$ ]] && [ $(( cpus * n )) -le "$cores" ] ||
     die "--cpus $cpus: $n hosts x $cpus cores exceed the $cores cores here (0: every host on every core)"
+}
+
+up() {
+  local n rate burst limit mtu cpus rps bits cores
+  local -a cpu_ids
+  up_args "$@"
   need_root
   [ "$cpus" = 0 ] || command -v taskset >/dev/null || die "--cpus needs taskset (util-linux)"
   if [ "$rps" = 1 ]; then
@@ -214,7 +244,11 @@ up() {
     [ -e /sys/class/net/lo/queues/rx-0/rps_cpus ] || die "--rps: this kernel has no receive packet steering (CONFIG_RPS)"
   fi
   down
-  trap 'echo "cluster.sh: up failed; cleaning up" >&2; down' ERR
+  # Whatever stops `up` before the end (a failing command under set -e, a
+  # die, a signal) removes what it made. An ERR trap would not do: functions
+  # do not inherit it, and a failing tc in shape_nic left the bridge.
+  trap 'echo "cluster.sh: up failed; cleaning up" >&2; down' EXIT
+  trap 'exit 130' INT TERM
   mkdir -p "$state"
   ip link add "$bridge" type bridge
   ip link set "$bridge" mtu "$mtu"
@@ -262,9 +296,9 @@ up() {
     # hosts on every core, core i modulo the cores.
     if [ -e "/sys/class/net/$v/queues/rx-0/rps_cpus" ]; then
       local core mask
-      if [ "$cpus" = 0 ]; then core=$(( i % cores ))
-      elif [ "$rps" = 1 ]; then core=$(( i * cpus + cpus - 1 ))
-      else core=$(( i * cpus )); fi
+      if [ "$cpus" = 0 ]; then core=${cpu_ids[i % cores]}
+      elif [ "$rps" = 1 ]; then core=${cpu_ids[i * cpus + cpus - 1]}
+      else core=${cpu_ids[i * cpus]}; fi
       mask=$(rps_mask "$core")
       echo "$mask" > "/sys/class/net/$v/queues/rx-0/rps_cpus"
       ip netns exec "$ns" sh -c "echo $mask > /sys/class/net/eth0/queues/rx-0/rps_cpus"
@@ -276,16 +310,20 @@ up() {
     setsid ip netns exec "$ns" unshare --uts --ipc --mount --pid --fork --mount-proc --propagation private \
       sh -c "hostname node$i && mount -t tmpfs -o mode=1777 tmpfs /dev/shm && mount --bind '$state/etc-hosts' /etc/hosts && touch '$state/ready$i' && exec sleep infinity" \
       < /dev/null > "$state/holder$i.log" 2>&1 &
-    local waited=0
-    until [ -f "$state/ready$i" ]; do
+    # Ready once it wrote its file and its shell became `sleep` (until the
+    # exec, the namespace's process is still sh).
+    local waited=0 pid=
+    until [ -f "$state/ready$i" ] && [ -n "$pid" ]; do
       sleep 0.05; waited=$((waited + 1))
       [ $waited -lt 200 ] || up_failed "host node$i did not start: $(cat "$state/holder$i.log")"
+      [ -f "$state/ready$i" ] || continue
+      pid=$(ip netns pids "$ns" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -n 1)
     done
-    local pid
-    pid=$(ip netns pids "$ns" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -n 1)
-    [ -n "$pid" ] || up_failed "host node$i: no holder process in $ns"
     local mine=all
-    [ "$cpus" = 0 ] || mine=$(( i * cpus ))-$(( i * cpus + cpus - 1 ))
+    if [ "$cpus" != 0 ]; then
+      mine=${cpu_ids[*]:i * cpus:cpus}
+      mine=${mine// /,}
+    fi
     echo "node$i $addr $pid $mine" >> "$state/hosts"
   done
   echo "$rate $burst $limit $mtu $rps" > "$state/shape"
@@ -295,7 +333,6 @@ up() {
   chmod +x "$state/agent"
   printf '#!/bin/sh\nGENCOLL_CLUSTER_ID=%s exec bash %q bind "$@"\n' "$id" "$self" > "$state/bind"
   chmod +x "$state/bind"
-  trap - ERR
   # Every host reaches every other one.
   for ((i = 1; i < n; i++)); do
     # No ping on a bare machine: a TCP connection to a closed port of node0
@@ -303,8 +340,9 @@ up() {
     local err
     err=$(nsenter -t "$(awk -v h="node$i" '$1 == h {print $3}' "$state/hosts")" --net -- \
       timeout 3 bash -c "exec 3<>/dev/tcp/$net.1/9" 2>&1 || true)
-    case $err in *refused*) ;; *) down; die "node$i cannot reach node0 (${err:-no answer})" ;; esac
+    case $err in *refused*) ;; *) die "node$i cannot reach node0 (${err:-no answer})" ;; esac
   done
+  trap - EXIT INT TERM
   echo "cluster.sh: $n hosts up (node0..node$((n - 1)) at $net.1..$net.$n), NICs at $rate each way, MTU $mtu, burst $burst, queue $limit, $([ "$cpus" = 0 ] && echo "sharing all $cores cores" || echo "$cpus core(s) each")" >&2
 }
 
@@ -325,7 +363,8 @@ status() {
   local name addr pid cpus
   while read -r name addr pid cpus; do
     local alive=down
-    kill -0 "$pid" 2>/dev/null && alive=up
+    # Not kill -0: a user who may not signal root's holder can still see it.
+    [ -d "/proc/$pid" ] && alive=up
     local i=${name#node}
     local drops txdrops=? retrans=? timeouts=?
     drops=$(tc -s qdisc show dev "$vprefix$i" | qdisc_drops)
@@ -389,6 +428,9 @@ hostfile() {
 
 case ${1:-} in
   up) shift; up "$@" ;;
+  check)
+    # What `up` would refuse, before a caller spends minutes on a build.
+    shift; up_args "$@"; need_root ;;
   down) need_root; down; echo "cluster.sh: down" >&2 ;;
   status) status ;;
   exec)
@@ -406,9 +448,11 @@ case ${1:-} in
   bind) shift; bind_rank "$@" ;;
   binder) [ -x "$state/bind" ] || die "no cluster is up (cluster.sh up N)"; echo "$state/bind" ;;
   mpiexec-args)
+    hostfile "${2:-1}" hydra > /dev/null  # its checks, before the name below uses $2
     hostfile "${2:-1}" hydra > "$state/hostfile-hydra-${2:-1}"
     echo "-f $state/hostfile-hydra-${2:-1} -launcher ssh -launcher-exec $state/agent -iface $bridge" ;;
   mpirun-args)
+    hostfile "${2:-1}" openmpi > /dev/null
     hostfile "${2:-1}" openmpi > "$state/hostfile-openmpi-${2:-1}"
     echo "--hostfile $state/hostfile-openmpi-${2:-1} --mca plm_rsh_agent $state/agent --mca oob_tcp_if_include $net.0/24 --mca btl_tcp_if_include $net.0/24 --bind-to none" ;;
   nic-bytes) nic_bytes ;;

@@ -38,6 +38,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 log() { echo "device-bundle: $*" >&2; }
+# Replaced whole, so only what is a bundle already (or nothing) is replaced:
+# a mistyped --out must not remove someone's directory.
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ] && [ ! -f "$out/env.sh" ] && [ ! -f "$out/COMMIT" ]; then
+  echo "device-bundle.sh: --out $out exists and is not a bundle (no env.sh or COMMIT): give an empty or new directory" >&2
+  exit 2
+fi
 build=$top/build
 
 # The MPICH the local build runs on (its tests, main-job --no-build) stays

@@ -84,7 +84,7 @@ work=$(mktemp -d /tmp/device-session.XXXXXX)
 report=$out/session.txt
 source "$top/scripts/machine-info.sh"
 echo "device-session: $(date -u '+%F %T UTC'), gencoll $(gencoll_commit "$top")$([ -f "$bundle/COMMIT" ] && echo " (bundle built at $(cat "$bundle/COMMIT"))"), budget ${budget}s, $(nproc) cores" > "$report"
-start=$SECONDS
+start=$SECONDS failed=0
 
 # Runs "$@" in a process group of its own for at most $1 seconds; the group
 # is stopped whole at the limit (mpiexec and its ranks with the shell).
@@ -139,6 +139,7 @@ for part in "${parts[@]}"; do
     emu) cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --emulate "$a" --rate 1gbit --max "${c:-4194304}"
               --iters 20 --max-time 0.1 --rounds "${b:-2}" --out "$dir") ;;
     merge) src=$(unpack "$a")
+           [ -f "$src/machine.txt" ] || { echo "$name: skipped ($a holds no machine.txt of a main job)" | tee -a "$report"; continue; }
            shape=$(sed -n 's/^command: .*--emulate \([0-9x]*\).*/\1/p' "$src/machine.txt" | head -1)
            [ -n "$shape" ] || { echo "$name: skipped ($src/machine.txt names no --emulate shape)" | tee -a "$report"; continue; }
            cmd=(bash "$top/scripts/main-job.sh" --bundle "$bundle" --merge "$src" --emulate "$shape" --rate 1gbit
@@ -158,10 +159,13 @@ for part in "${parts[@]}"; do
   # A stopped main job leaves its cluster up: the next part starts clean
   # (cluster.sh needs the bundle's ip and tc).
   [ "$kind" = gpu ] || (source "$bundle/env.sh" && bash "$top/scripts/cluster.sh" down) > /dev/null 2>&1 || true
-  case $rc in 0) how=finished ;; 124) how="cut at the budget" ;; *) how="failed (exit $rc)" ;; esac
+  case $rc in 0) how=finished ;; 124) how="cut at the budget" ;; *) how="failed (exit $rc)" failed=$((failed + 1)) ;; esac
   echo "$name: $how after $((SECONDS - t0))s" | tee -a "$report"
   tail -n 15 "$work/$name.log"
   mkdir -p "$dir"
   tar -C "$work" -czf "$out/$name.tar.gz" "$name" "$name.log"
 done
-echo "device-session: $((SECONDS - start))s in all" | tee -a "$report"
+echo "device-session: $((SECONDS - start))s in all$([ "$failed" = 0 ] || echo ", $failed part(s) failed")" | tee -a "$report"
+# Every part's results are in DIR either way; the status says whether one
+# of them failed (a part cut at the budget did not fail).
+[ "$failed" = 0 ]

@@ -19,6 +19,8 @@ packages=(
   hpcc
   # tests/valgrind: the MPI matrix under memcheck
   valgrind
+  # scripts/cluster.sh: namespaces, veths, qdiscs (ip, tc; unshare, nsenter, taskset)
+  iproute2 util-linux
 )
 
 missing=()

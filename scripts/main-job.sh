@@ -100,7 +100,7 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cores=$(nproc)
-np= max= min=8 merge= iters=50 max_time=0.25 rounds=3 trace=4 out= build_it=1 bundle= hostfile= emulate= rate=1gbit single=0 rps=() force_yield=0 mtu=()
+np= max= min=8 merge= iters=50 max_time=0.25 rounds=3 trace=4 out= build_it=1 bundle= hostfile= emulate= rate=1gbit rate_given=0 single=0 rps=() force_yield=0 mtu=()
 apps=ddp,cg,master app_rounds=3 app_compute=1000 apps_only=0
 cmdline="scripts/main-job.sh $*"
 while [ $# -gt 0 ]; do
@@ -118,9 +118,9 @@ while [ $# -gt 0 ]; do
     --app-rounds) app_rounds=${2:?--app-rounds needs a number}; shift 2 ;;
     --app-compute) app_compute=${2:?--app-compute needs microseconds}; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    --hostfile) hostfile=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift 2 ;;
+    --hostfile) hostfile=${2:?--hostfile needs a file}; shift 2 ;;
     --emulate) emulate=$2; shift 2 ;;
-    --rate) rate=$2; shift 2 ;;
+    --rate) rate=${2:?--rate needs a rate}; rate_given=1; shift 2 ;;
     --single-node) single=1; shift ;;
     --rps) rps=(--rps); shift ;;
     --mtu) mtu=(--mtu "${2:?--mtu needs a value}"); shift 2 ;;
@@ -139,7 +139,10 @@ die() { echo "main-job.sh: $*" >&2; exit 2; }
 [[ $app_compute =~ ^[0-9]+$ ]] || die "--app-compute $app_compute: expected whole microseconds"
 [ "$apps_only" = 0 ] || [ "$apps" != none ] || die "--apps-only with --apps none: nothing to run"
 [ "$apps_only" = 0 ] || [ -z "$merge" ] || die "--apps-only profiles and tunes afresh: it takes no --merge"
-[ -z "$hostfile" ] || [ -f "$hostfile" ] || die "--hostfile $hostfile: no such file"
+if [ -n "$hostfile" ]; then
+  [ -f "$hostfile" ] || die "--hostfile $hostfile: no such file"
+  hostfile=$(cd "$(dirname "$hostfile")" && pwd)/$(basename "$hostfile")
+fi
 if [ -n "$hostfile" ] && [ -n "$emulate" ]; then die "--hostfile and --emulate exclude each other"; fi
 # Where the ranks run: hosts x ranks per host.
 hosts=1 per_host=
@@ -147,9 +150,12 @@ if [ -n "$emulate" ]; then
   [[ $emulate =~ ^([1-9][0-9]*)(x([1-9][0-9]*))?$ ]] || die "--emulate $emulate: expected N or NxR (hosts x ranks per host), e.g. 4x2"
   hosts=${BASH_REMATCH[1]} per_host=${BASH_REMATCH[3]:-1}
 elif [ -n "$hostfile" ]; then
-  hosts=$(grep -cvE '^\s*(#|$)' "$hostfile")
+  hosts=$(grep -cvE '^\s*(#|$)' "$hostfile" || true)  # grep -c of nothing: 0, and status 1
   [ "$hosts" -ge 1 ] || die "--hostfile $hostfile: no hosts in it"
-  per_host=$(awk -F: '!/^[[:space:]]*(#|$)/ { print ($2 == "" ? 1 : $2) }' "$hostfile" | sort -n | head -n 1)
+  # hydra's form HOST[:RANKS]; the job runs as many on each as the fewest.
+  bad=$(awk -F: '!/^[[:space:]]*(#|$)/ && !($2 == "" || $2 ~ /^[1-9][0-9]*[[:space:]]*$/) { print; exit }' "$hostfile")
+  [ -z "$bad" ] || die "--hostfile $hostfile: '$bad': expected HOST or HOST:RANKS with RANKS a positive integer"
+  per_host=$(awk -F: '!/^[[:space:]]*(#|$)/ { print ($2 == "" ? 1 : $2 + 0) }' "$hostfile" | sort -n | head -n 1)
 elif [ -n "${SLURM_JOB_ID:-}" ]; then
   hosts=${SLURM_JOB_NUM_NODES:-${SLURM_NNODES:-1}}
   per_host=$(( ${SLURM_NTASKS:-$hosts} / hosts ))
@@ -166,6 +172,10 @@ elif [ "$single" = 0 ] && [ "${np:-$(( cores < 4 ? 4 : cores ))}" -gt "$cores" ]
 fi
 [ ${#rps[@]} = 0 ] || [ -n "$emulate" ] || die "--rps: only with --emulate (it steers the emulated hosts' NIC processing)"
 [ ${#mtu[@]} = 0 ] || [ -n "$emulate" ] || die "--mtu: only with --emulate (it sets the emulated hosts' NICs)"
+[ "$rate_given" = 0 ] || [ -n "$emulate" ] || die "--rate: only with --emulate (it sets the emulated hosts' NICs; a host file's or allocation's network is what it is)"
+# What the cluster would refuse (a bad rate or MTU, too many hosts, not
+# root), now rather than after the builds.
+[ -z "$emulate" ] || bash "$top/scripts/cluster.sh" check "$hosts" --rate "$rate" "${rps[@]}" "${mtu[@]}" || exit 2
 if [ -z "$np" ]; then
   if [ -n "$per_host" ]; then np=$(( hosts * per_host )); else np=$(( cores < 4 ? 4 : (cores > 16 ? 16 : cores) )); fi
 fi
@@ -261,11 +271,14 @@ bind=(-bind-to core) wrap=()
 [ "$oversub" = 1 ] && bind=()
 where_args=()
 if [ -n "$emulate" ]; then
-  bash "$top/scripts/cluster.sh" up "$hosts" --rate "$rate" "${rps[@]}" "${mtu[@]}"
   # network.txt: what the emulated NICs carried and dropped and how often
-  # TCP retransmitted, so a slow run shows whether packets were lost.
+  # TCP retransmitted, so a slow run shows whether packets were lost. Set
+  # first: an interrupted `up` leaves nothing either.
   trap 'bash "$top/scripts/cluster.sh" status > "$out/network.txt" 2>&1; bash "$top/scripts/cluster.sh" down' EXIT
-  read -r -a where_args <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args "$per_host")"
+  bash "$top/scripts/cluster.sh" up "$hosts" --rate "$rate" "${rps[@]}" "${mtu[@]}"
+  # Apart from the read, which would take a failure's empty output for none.
+  launch=$(bash "$top/scripts/cluster.sh" mpiexec-args "$per_host")
+  read -r -a where_args <<< "$launch"
   # hydra's -bind-to would put local rank r of every emulated host on core r
   # of the machine; the cluster's binder uses the host's own cores.
   bind=()

@@ -42,8 +42,12 @@ echo "check_scripts: device-session.sh refuses bad parts and options before runn
 mj=$top/scripts/main-job.sh fake=$out/top
 mkdir -p "$fake/scripts" "$fake/build" "$fake/spin/lib" "$fake/yield/lib"
 ln -s "$mj" "$fake/scripts/main-job.sh"
+ln -s "$top/scripts/cluster.sh" "$fake/scripts/cluster.sh"
 n=0
-for args in "--emulate 4x" "--emulate 0x2" "--hostfile $out/none" "--trace some" "--apps ddp,bogus" \
+printf '# no hosts\n\n' > "$out/hosts-empty"
+printf 'h1:2\nh2:abc\n' > "$out/hosts-bad"
+for args in "--emulate 4x" "--emulate 0x2" "--hostfile $out/none" "--hostfile $out/no/dir/hosts" \
+  "--hostfile $out/hosts-empty" "--hostfile $out/hosts-bad" "--rate 100mbit" "--trace some" "--apps ddp,bogus" \
   "--app-rounds 0" "--app-compute 1.5" "--apps none --apps-only" "--rps" "--mtu 9000" "--np 0" \
   "--max 4" "--min 16 --max 8" "--max-time fast" "--bogus"; do
   n=$((n + 1))
@@ -53,6 +57,14 @@ for args in "--emulate 4x" "--emulate 0x2" "--hostfile $out/none" "--trace some"
     echo "FAIL: main-job.sh $args: exit $rc, '$msg'"; fails=$((fails + 1))
   fi
 done
+# What the emulated cluster would refuse, before the build (cluster.sh
+# check; as root, where the cluster could be made at all).
+if [ "$(id -u)" = 0 ]; then
+  msg=$(bash "$fake/scripts/main-job.sh" --emulate 2x1 --rate 0bit --out "$out/mj-rate" 2>&1); rc=$?
+  if [ "$rc" != 2 ] || [[ $msg != *"--rate 0bit: expected a tc rate"* ]] || [ -e "$out/mj-rate" ]; then
+    echo "FAIL: main-job.sh --emulate 2x1 --rate 0bit: exit $rc, '$msg'"; fails=$((fails + 1))
+  fi
+fi
 # With --no-build, ranks that share cores (or --progress-yield) need the
 # MPICH build whose waiting ranks yield, the one whose libmpich imports
 # sched_yield; build/mpich-prefix names whichever build ran last.
