@@ -54,12 +54,11 @@ if [ -n "$emulate" ]; then
   [[ $emulate =~ ^[1-9][0-9]*$ ]] || { echo "fixed_radix.sh: --emulate takes a host count, not '$emulate'" >&2; exit 1; }
   # The table then also says the network-bound sizes' figures (fixed_radix.py
   # reads the tc rate); a bad one is refused before any launch.
-  [[ $rate =~ ^[0-9.]+[kmgt]?(bit|bps)$ ]] ||
-    { echo "fixed_radix.sh: --rate $rate: expected a tc rate such as 1gbit, 100mbit, 125mbps" >&2; exit 1; }
+  bash "$top/scripts/cluster.sh" check "$emulate" --rate "$rate" || exit 1
   rate_args=(--rate "$rate")
   np=$emulate
-  bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
   trap 'bash "$top/scripts/cluster.sh" down' EXIT
+  bash "$top/scripts/cluster.sh" up "$np" --rate "$rate"
   # One rank per host, bound to a core of its own host by the cluster's
   # binder (the launchers' binding would put every host's rank on core 0).
   binder=("$(bash "$top/scripts/cluster.sh" binder)")
@@ -71,7 +70,8 @@ case $mpi in
     [ -f "$build/mpich-prefix" ] || { echo "fixed_radix.sh: no $build/mpich-prefix (run scripts/build-mpich.sh)" >&2; exit 1; }
     prefix=$(cat "$build/mpich-prefix")
     where=(-bind-to core)
-    [ -z "$emulate" ] || read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpiexec-args 1)"
+    # Apart from the read, which would take a failure's empty output for none.
+    [ -z "$emulate" ] || { args=$(bash "$top/scripts/cluster.sh" mpiexec-args 1); read -r -a where <<< "$args"; }
     [ -z "$preload" ] || where+=(-genv LD_PRELOAD "$lib" -genv GENCOLL_WAIT_POLICY "${GENCOLL_WAIT_POLICY:-block}")
     launch=("$prefix/bin/mpiexec" "${where[@]}" -n "$np" -genv LD_LIBRARY_PATH "$prefix/lib"
             "${binder[@]}" "$build/benchmarks/gencoll-bench.mpich")
@@ -84,7 +84,7 @@ case $mpi in
     # dynamic rules.
     where=(--bind-to core --mca btl self,vader)
     [ -n "$emulate" ] || [ "$np" -le "$(nproc)" ] || where=(--oversubscribe --bind-to none --mca btl self,vader)
-    [ -z "$emulate" ] || read -r -a where <<< "$(bash "$top/scripts/cluster.sh" mpirun-args 1) --mca btl self,tcp"
+    [ -z "$emulate" ] || { args=$(bash "$top/scripts/cluster.sh" mpirun-args 1); read -r -a where <<< "$args --mca btl self,tcp"; }
     # More ranks than cores: waiting ranks leave the core to those that work,
     # as MPICH's progress-yield build does (DESIGN.md, oversubscription).
     [ "$np" -le "$(nproc)" ] || where+=(--mca mpi_yield_when_idle 1)

@@ -231,6 +231,11 @@ up_args() {
   [ -n "$cpus" ] || cpus=$(( cores >= n ? cores / n : 0 ))
   [[ $cpus =~ ^[0-9]+$ ]] && [ $(( cpus * n )) -le "$cores" ] ||
     die "--cpus $cpus: $n hosts x $cpus cores exceed the $cores cores here (0: every host on every core)"
+  [ "$cpus" = 0 ] || command -v taskset >/dev/null || die "--cpus needs taskset (util-linux)"
+  if [ "$rps" = 1 ]; then
+    [ "$cpus" -ge 2 ] || die "--rps: each host needs at least 2 cores (--cpus $cpus), one of them left to the NIC"
+    [ -e /sys/class/net/lo/queues/rx-0/rps_cpus ] || die "--rps: this kernel has no receive packet steering (CONFIG_RPS)"
+  fi
 }
 
 up() {
@@ -238,11 +243,6 @@ up() {
   local -a cpu_ids
   up_args "$@"
   need_root
-  [ "$cpus" = 0 ] || command -v taskset >/dev/null || die "--cpus needs taskset (util-linux)"
-  if [ "$rps" = 1 ]; then
-    [ "$cpus" -ge 2 ] || die "--rps: each host needs at least 2 cores (--cpus $cpus), one of them left to the NIC"
-    [ -e /sys/class/net/lo/queues/rx-0/rps_cpus ] || die "--rps: this kernel has no receive packet steering (CONFIG_RPS)"
-  fi
   down
   # Whatever stops `up` before the end (a failing command under set -e, a
   # die, a signal) removes what it made. An ERR trap would not do: functions
@@ -317,7 +317,9 @@ up() {
       sleep 0.05; waited=$((waited + 1))
       [ $waited -lt 200 ] || up_failed "host node$i did not start: $(cat "$state/holder$i.log")"
       [ -f "$state/ready$i" ] || continue
-      pid=$(ip netns pids "$ns" | while read -r p; do [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ] && echo "$p"; done | head -n 1)
+      pid=$(ip netns pids "$ns" | while read -r p; do
+              if [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ]; then echo "$p"; fi
+            done | head -n 1)
     done
     local mine=all
     if [ "$cpus" != 0 ]; then
@@ -372,9 +374,10 @@ status() {
     # retransmissions and retransmission timeouts, which tell a slow
     # collective that lost packets from one that only waited.
     if [ "$alive" = up ]; then
-      txdrops=$(nsenter -t "$pid" --net tc -s qdisc show dev eth0 2>/dev/null | qdisc_drops)
-      retrans=$(net_counter "/proc/$pid/net/snmp" Tcp RetransSegs)
-      timeouts=$(net_counter "/proc/$pid/net/netstat" TcpExt TCPTimeouts)
+      # Root's to read; others get "?".
+      txdrops=$(nsenter -t "$pid" --net tc -s qdisc show dev eth0 2>/dev/null | qdisc_drops) || true
+      retrans=$(net_counter "/proc/$pid/net/snmp" Tcp RetransSegs) || true
+      timeouts=$(net_counter "/proc/$pid/net/netstat" TcpExt TCPTimeouts) || true
     fi
     printf '%-7s %-14s %-4s holder %-7s cores %-6s rx %s tx %s bytes, rx drops %s, tx drops %s, TCP retransmitted %s, timeouts %s\n' \
       "$name" "$addr" "$alive" "$pid" "$cpus" \

@@ -40,8 +40,10 @@ done
 log() { echo "device-bundle: $*" >&2; }
 # Replaced whole, so only what is a bundle already (or nothing) is replaced:
 # a mistyped --out must not remove someone's directory.
-if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ] && [ ! -f "$out/env.sh" ] && [ ! -f "$out/COMMIT" ]; then
-  echo "device-bundle.sh: --out $out exists and is not a bundle (no env.sh or COMMIT): give an empty or new directory" >&2
+# (.gencoll-bundle marks one from its start, so a run that failed halfway
+# is replaced too.)
+if [ -e "$out" ] && [ -n "$(ls -A "$out" 2>/dev/null)" ] && [ ! -f "$out/.gencoll-bundle" ] && [ ! -f "$out/env.sh" ]; then
+  echo "device-bundle.sh: --out $out exists and is not a bundle (no .gencoll-bundle or env.sh): give an empty or new directory" >&2
   exit 2
 fi
 build=$top/build
@@ -60,6 +62,7 @@ prefix=$(cat "$build/mpich-prefix")  # where build-mpich.sh put it
 
 rm -rf "$out"
 mkdir -p "$out/build" "$out/lib" "$out/mpich"
+: > "$out/.gencoll-bundle"
 # A libtool-built program is either the binary itself or a wrapper script with
 # the binary in .libs/; take the binary.
 real() {

@@ -174,8 +174,10 @@ fi
 [ ${#mtu[@]} = 0 ] || [ -n "$emulate" ] || die "--mtu: only with --emulate (it sets the emulated hosts' NICs)"
 [ "$rate_given" = 0 ] || [ -n "$emulate" ] || die "--rate: only with --emulate (it sets the emulated hosts' NICs; a host file's or allocation's network is what it is)"
 # What the cluster would refuse (a bad rate or MTU, too many hosts, not
-# root), now rather than after the builds.
-[ -z "$emulate" ] || bash "$top/scripts/cluster.sh" check "$hosts" --rate "$rate" "${rps[@]}" "${mtu[@]}" || exit 2
+# root), now rather than after the builds; with a bundle, with the ip and tc
+# it carries (its env.sh, sourced below, puts them on the PATH for `up`).
+[ -z "$emulate" ] || PATH=$PATH${bundle:+:$bundle/bin} bash "$top/scripts/cluster.sh" check "$hosts" --rate "$rate" \
+  "${rps[@]}" "${mtu[@]}" || exit 2
 if [ -z "$np" ]; then
   if [ -n "$per_host" ]; then np=$(( hosts * per_host )); else np=$(( cores < 4 ? 4 : (cores > 16 ? 16 : cores) )); fi
 fi

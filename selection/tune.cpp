@@ -87,12 +87,12 @@ const char* inter_algorithm(Collective c) {
   return "";
 }
 
-// Whether a family's radix of every rank is a baseline defined over all
-// ranks whatever their number (ring is k-ring, pairwise exchange recursive
-// multiplying, at k = p).
-bool all_ranks_baseline(Algorithm family) {
+// Whether a family's radix of every rank is, for this collective, a
+// baseline defined over all ranks whatever their number (ring is k-ring at
+// k = p; pairwise exchange, reduce-scatter's, recursive multiplying).
+bool all_ranks_baseline(Collective c, Algorithm family) {
   for (Algorithm a : all_algorithms())
-    if (info(a).radix == RadixRule::ranks && info(a).family == family) return true;
+    if (info(a).radix == RadixRule::ranks && info(a).family == family && supports(c, a)) return true;
   return false;
 }
 
@@ -105,7 +105,7 @@ bool all_ranks_baseline(Algorithm family) {
 nlohmann::ordered_json size_tree(const Tuned& t, bool open_ended) {
   const bool split = reduces(t.coll);
   const auto as_written = [&](Choice ch) {
-    if (open_ended && ch.node_size == 0 && ch.k >= t.p && all_ranks_baseline(ch.alg)) ch.k = kMaxRadix;
+    if (open_ended && ch.node_size == 0 && ch.k >= t.p && all_ranks_baseline(t.coll, ch.alg)) ch.k = kMaxRadix;
     return ch;
   };
   nlohmann::ordered_json tree = nlohmann::ordered_json::object();

@@ -15,7 +15,9 @@ allowed() {
     src/exec) echo "src/core coll gpu" ;;
     src/check) echo "src/core coll" ;;
     src/runtime) echo "src/core coll src/exec gpu" ;;
-    src/pmpi) echo "src/core coll gpu src/exec src/runtime" ;;
+    # src/cabi: its header-only C helpers (gencoll_array_span), shared with
+    # the glues compiled inside MPICH's and Open MPI's trees
+    src/pmpi) echo "src/core coll gpu src/exec src/runtime src/cabi" ;;
     src/cabi) echo "src/core coll src/exec src/runtime" ;;
     # the glue's C ABI, and the table its registration is generated from
     src/mpich) echo "src/cabi coll src/core" ;;

@@ -3,7 +3,9 @@
 for the keys gencoll-tune writes (collective, comm_type, comm_hierarchy,
 comm_size, avg_msg_size, is_commutative and their =any forms), asked for a
 user's communicator (never MPICH's internal node or node_roots ones). Prints
-"algorithm k" (k empty if none).
+"algorithm k" (k empty if none), k as the bindings run and report it: a radix
+above the communicator's size is every rank, k = p (gencoll-tune writes ring
+past the sizes it tuned as the largest radix).
 
 usage: select.py FILE COLLECTIVE COMM_SIZE BYTES [commutative|noncommutative]
 """
@@ -38,7 +40,7 @@ def select(tree, coll, p, nbytes, commutative):
         for key, sub in tree.items():
             if key.startswith('algorithm='):
                 ks = [k[2:] for k in sub if k.startswith('k=')]
-                return key[len('algorithm='):], (ks[0] if ks else '')
+                return key[len('algorithm='):], (str(min(int(ks[0]), p)) if ks else '')
             if holds(key, coll, p, nbytes, commutative):
                 tree = sub
                 break

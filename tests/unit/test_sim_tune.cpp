@@ -88,7 +88,8 @@ TEST_CASE("a radix of every rank stays every rank in larger communicators; every
   Tuned ag;
   ag.coll = Collective::allgather;
   ag.p = 8;
-  ag.picks = {pick(8, rm2, rm2), pick(1 << 20, ring8, ring8)};
+  const Choice rm8{Algorithm::recursive_multiplying, 8};
+  ag.picks = {pick(8, rm2, rm2), pick(64, rm8, rm8), pick(1 << 20, ring8, ring8)};
   Tuned ag4 = ag;
   ag4.p = 4;
   ag4.picks = {pick(1 << 20, Choice{Algorithm::kring, 4}, Choice{Algorithm::kring, 4})};
@@ -104,6 +105,9 @@ TEST_CASE("a radix of every rank stays every rank in larger communicators; every
   const auto& any = intra["comm_size=any"];
   REQUIRE(any["avg_msg_size=any"]["algorithm=MPIR_Allgather_intra_kring"].contains("k=" + std::to_string(kMaxRadix)));
   REQUIRE(any["avg_msg_size<=8"]["algorithm=MPIR_Allgather_intra_recursive_multiplying"].contains("k=2"));
+  // Allgather's recursive multiplying at k = p is no baseline over all ranks
+  // (pairwise exchange is reduce-scatter's): one round of 8 stays 8.
+  REQUIRE(any["avg_msg_size<=64"]["algorithm=MPIR_Allgather_intra_recursive_multiplying"].contains("k=8"));
   // Reduce_scatter_block needs the same commutativity split as allreduce.
   const auto& rs = sel["collective=reduce_scatter_block"]["comm_type=intra"]["comm_size=any"]["avg_msg_size=any"];
   REQUIRE(rs["is_commutative=yes"].contains("algorithm=MPIR_Reduce_scatter_block_intra_recursive_multiplying"));
