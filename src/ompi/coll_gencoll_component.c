@@ -137,13 +137,17 @@ static int gencoll_register(void)
             snprintf(kval_names[coll][alg], sizeof(kval_names[coll][alg]), "%s_%s_kval", cname, aname);
             snprintf(kval_descriptions[coll][alg], sizeof(kval_descriptions[coll][alg]),
                      "Radix k of gencoll's %s %s (an integer >= 2; k > p means p)", cname, aname);
-            (void) mca_base_component_var_register(c, kval_names[coll][alg], kval_descriptions[coll][alg],
-                                                   MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
-                                                   OPAL_INFO_LVL_5,
-                                                   MCA_BASE_VAR_SCOPE_ALL_EQ,
-                                                   &mca_coll_gencoll_component.kval[coll][alg]);
+            const int kidx =
+                mca_base_component_var_register(c, kval_names[coll][alg], kval_descriptions[coll][alg],
+                                                MCA_BASE_VAR_TYPE_INT, NULL, 0, MCA_BASE_VAR_FLAG_SETTABLE,
+                                                OPAL_INFO_LVL_5,
+                                                MCA_BASE_VAR_SCOPE_ALL_EQ,
+                                                &mca_coll_gencoll_component.kval[coll][alg]);
             const int k = mca_coll_gencoll_component.kval[coll][alg];
-            if (k < 2 || k > GENCOLL_MAX_RADIX)
+            if (kidx < 0) /* Open MPI refused the value (not an integer, out of its range) and kept 2 */
+                note_bad("coll_gencoll_%s: the radix k must be an integer >= 2 and <= %d\n",
+                         kval_names[coll][alg], GENCOLL_MAX_RADIX);
+            else if (k < 2 || k > GENCOLL_MAX_RADIX)
                 note_bad("coll_gencoll_%s = %d: the radix k must be an integer >= 2 and <= %d\n",
                          kval_names[coll][alg], k, GENCOLL_MAX_RADIX);
         }
@@ -178,10 +182,13 @@ int mca_coll_gencoll_init_query(bool enable_progress_threads, bool enable_mpi_th
 mca_coll_base_module_t *mca_coll_gencoll_comm_query(struct ompi_communicator_t *comm, int *priority)
 {
     if (mca_coll_gencoll_component.bad_setting[0] != '\0') {
-        /* Stop the job rather than run with settings it did not ask for. */
+        /* Stop the job rather than run with settings it did not ask for.
+         * Every rank says why: a setting may be bad on one node only (its
+         * parameter file, a selection file missing there), and the rank
+         * that aborts first is not necessarily rank 0. */
         if (comm == &ompi_mpi_comm_world.comm) {
-            if (ompi_comm_rank(comm) == 0)
-                fprintf(stderr, "gencoll: %s", mca_coll_gencoll_component.bad_setting);
+            fprintf(stderr, "gencoll (rank %d): %s", ompi_comm_rank(comm),
+                    mca_coll_gencoll_component.bad_setting);
             ompi_mpi_abort(comm, 1);
         }
         return NULL;

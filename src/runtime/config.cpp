@@ -181,9 +181,11 @@ Config parse_config(const std::function<const char*(const char*)>& lookup, const
   }
   // Variables of gencoll's own build and test scripts share the prefix; they
   // are inherited by the ranks of test runs and are not the library's concern.
-  static const char* const kToolVariables[] = {"GENCOLL_CACHE", "GENCOLL_CONFIGURE_FLAGS", "GENCOLL_MATRIX_FLAGS",
-                                               "GENCOLL_MPICH_PREFIX", "GENCOLL_SUITE_FILTER",
-                                               "GENCOLL_CLUSTER_ID"};
+  // GENCOLL_TRACE is the MPICH module's (main-job's traced runs): exported
+  // for a job that also runs the library, it must not stop it.
+  static const char* const kToolVariables[] = {"GENCOLL_CACHE",        "GENCOLL_CONFIGURE_FLAGS", "GENCOLL_MATRIX_FLAGS",
+                                               "GENCOLL_MPICH_PREFIX", "GENCOLL_SUITE_FILTER",    "GENCOLL_SUITE_KS",
+                                               "GENCOLL_CLUSTER_ID",   "GENCOLL_TEST_THREADS",    "GENCOLL_TRACE"};
   for (const std::string& n : names) {
     if (n.rfind("GENCOLL_", 0) != 0) continue;
     if (std::find(std::begin(kToolVariables), std::end(kToolVariables), n) != std::end(kToolVariables)) continue;

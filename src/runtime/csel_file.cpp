@@ -1,5 +1,10 @@
 #include "src/runtime/csel_file.hpp"
 
+#include <fcntl.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -168,7 +173,58 @@ const char* const kGencollColls[] = {"Allgather", "Allreduce", "Bcast", "Reduce"
                                      "Reduce_scatter"};  // by Collective
 static_assert(sizeof(kGencollColls) / sizeof(kGencollColls[0]) == kCollectiveCount, "a name for every collective");
 
-// Turns the JSON tree into Nodes, collecting every problem with the key that has it.
+// Conditions MPICH's search takes as always met: nothing after one is
+// reached, and MPICH asserts on a sibling after it.
+bool always_met(Test t) {
+  return t == Test::comm_size_any || t == Test::avg_msg_size_any || t == Test::total_msg_size_any ||
+         t == Test::count_any;
+}
+
+// Conditions that may fail with nothing after them (MPICH backs up to the
+// next sibling above); every other one needs a sibling after it, or MPICH
+// asserts on the file.
+bool may_end(Test t) {
+  switch (t) {
+    case Test::comm_type_intra:
+    case Test::comm_type_inter:
+    case Test::comm_hierarchy:
+    case Test::is_node_consecutive:
+    case Test::collective:
+    case Test::is_multi_threaded:
+    case Test::is_commutative:
+    case Test::is_sendbuf_inplace:
+    case Test::is_op_built_in:
+    case Test::is_block_regular:
+      return true;
+    default:
+      return always_met(t);
+  }
+}
+
+// Whether an algorithm= or composition= name is collective `coll`'s: MPICH's
+// names are (MPIR|MPIDI)_<Coll>_(intra|inter|allcomm)_..., and the shared-
+// memory ones MPIDI_POSIX_mpi_<coll>_... A name of neither prefix is the
+// leaf's own check's.
+bool names_collective(const std::string& ckey, const std::string& coll) {
+  std::string name = ckey.substr(ckey.find('=') + 1);
+  bool posix = false;
+  if (starts_with(name, "MPIR_")) name.erase(0, 5);
+  else if (starts_with(name, "MPIDI_POSIX_mpi_")) name.erase(0, 16), posix = true;
+  else if (starts_with(name, "MPIDI_")) name.erase(0, 6);
+  else return true;
+  if (name.size() < coll.size() || strncasecmp(name.c_str(), coll.c_str(), coll.size()) != 0) return false;
+  const std::string rest = name.substr(coll.size());
+  if (posix) return starts_with(rest, "_");
+  return starts_with(rest, "_intra") || starts_with(rest, "_inter") || starts_with(rest, "_allcomm");
+}
+
+// json-c's default depth, past which MPICH's reader refuses a file.
+constexpr std::size_t kMaxDepth = 32;
+
+// Turns the JSON tree into Nodes, collecting every problem with the key that
+// has it. The file shapes MPICH 4.0.2 asserts on (its validate_tree; the
+// module's patch names the key instead) are refused here too, with the same
+// words, so one file means the same in every binding.
 class Parser {
  public:
   Parser(std::string origin, std::vector<std::string>& errors) : origin_(std::move(origin)), errors_(errors) {}
@@ -190,20 +246,46 @@ class Parser {
         if (!leaf_key(ckey)) {
           error(key, "sits beside an algorithm=/composition= key; an object that names an algorithm may hold "
                      "nothing else");
+        } else if (!coll_.empty() && !names_collective(ckey, coll_)) {
+          error(key, "under \"collective=" + coll_ + "\": an algorithm of another collective");
         } else if (std::optional<Leaf> l = leaf(key, ckey, it.value())) {
           node->leaf = std::move(l);
         }
         continue;
       }
       std::optional<Condition> cond = condition(key, ckey);
+      if (!always_met_key_.empty())
+        error(key, "follows \"" + always_met_key_ + "\", which every call meets: it is never reached");
+      always_met_key_ = cond && always_met(cond->test) ? key : std::string();
+      open_key_ = cond && !may_end(cond->test) ? key : std::string();
+      if (it.value().empty()) {
+        if (cond) error(key, "nothing under it (a condition needs an algorithm or further conditions)");
+        continue;
+      }
+      if (path_.size() >= kMaxDepth) {
+        error(key, "nested deeper than " + std::to_string(kMaxDepth) + " objects (MPICH's JSON reader refuses it)");
+        continue;
+      }
+      const std::string outer_coll = coll_;
+      if (cond && cond->test == Test::collective) coll_ = ckey.substr(std::strlen("collective="));
       path_.push_back(key);
+      const std::string outer_any = std::exchange(always_met_key_, std::string());
+      const std::string outer_open = std::exchange(open_key_, std::string());
       std::unique_ptr<SelectionFile::Node> then = object(it.value());
+      always_met_key_ = outer_any;
+      open_key_ = outer_open;
       path_.pop_back();
+      coll_ = outer_coll;
       if (cond) {
         cond->then = std::move(then);
         node->conditions.push_back(std::move(*cond));
       }
     }
+    if (!open_key_.empty())
+      error(open_key_, "is the last of its siblings: a call it does not hold for finds no algorithm (end with an "
+                       "=any condition)");
+    always_met_key_.clear();
+    open_key_.clear();
     return node;
   }
 
@@ -308,6 +390,10 @@ class Parser {
   std::string origin_;
   std::vector<std::string>& errors_;
   std::vector<std::string> path_;  // keys from the top to the object being read
+  std::string coll_;               // the collective= of the object being read ("" above it)
+  // Of the object being read: its last sibling if that one is always met,
+  // and if that one may not end a run of siblings.
+  std::string always_met_key_, open_key_;
 };
 
 std::uint64_t fnv1a(const std::string& s) {
@@ -465,8 +551,26 @@ SelectionFile::~SelectionFile() = default;
 
 SelectionFile::Loaded SelectionFile::load(const std::string& path, const std::string& origin) {
   const std::string who = origin.empty() ? "selection file " + path : origin;
-  std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
-  if (!f) return {nullptr, {who + ": cannot be read: " + std::strerror(errno)}};
+  // O_NONBLOCK: a FIFO without a writer would hold the open (MPI_Init) for
+  // ever; /dev/zero would be read until memory ran out.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return {nullptr, {who + ": cannot be read: " + std::strerror(errno)}};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return {nullptr, {who + ": cannot be read: " + std::strerror(err)}};
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return {nullptr, {who + (S_ISDIR(st.st_mode) ? ": is a directory, not a file"
+                                                 : ": is not a regular file (a device, FIFO or socket)")}};
+  }
+  std::unique_ptr<std::FILE, FileCloser> f(::fdopen(fd, "rb"));
+  if (!f) {
+    ::close(fd);
+    return {nullptr, {who + ": cannot be read: " + std::strerror(errno)}};
+  }
   std::string text;
   char buf[1 << 16];
   for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f.get())) > 0;) text.append(buf, n);

@@ -60,11 +60,13 @@ echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"
 
 check_handwritten "$out"
 
-# Leaves naming MPICH's own algorithms, and sizes reaching no leaf, go to the MPI.
+# Leaves naming MPICH's own algorithms, and sizes reaching no leaf (past the
+# last sibling, a condition that may end a run: comm_type=), go to the MPI.
 cat > "$tmp/native.json" <<'EOF'
 {"collective=allreduce": {"avg_msg_size<=256": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}},
                           "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=3": {}}}},
- "collective=bcast": {"avg_msg_size<=256": {"algorithm=MPIR_Bcast_intra_knomial": {}}}}
+ "collective=bcast": {"avg_msg_size<=256": {"algorithm=MPIR_Bcast_intra_knomial": {}},
+                      "comm_type=inter": {"algorithm=MPIR_Bcast_inter_remote_send_local_bcast": {}}}}
 EOF
 out=$(run "$tmp/native.json") || fail "size_sweep failed under native.json: $out"
 echo "$out" | grep -q "^size_sweep: p=5 ok" || fail "wrong results: $out"

@@ -38,6 +38,9 @@ expect_failure "radix above 2^30" "Invalid MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL valu
   MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL=1073741825
 expect_failure "negative radix" "Invalid MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL value \(-3: " \
   MPIR_CVAR_ALLGATHER_RECURSIVE_MULTIPLYING_KVAL=-3
+expect_failure "radix beyond an int (MPICH's reader wrapped 4294967299 to 3)" \
+  "Invalid MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL value \(4294967299: the radix k must be an integer >= 2" \
+  MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL=4294967299
 expect_failure "non-numeric radix" "Unable to parse environment variable \(MPIR_CVAR_REDUCE_KNOMIAL_KVAL\)" \
   MPIR_CVAR_REDUCE_KNOMIAL_KVAL=four
 
@@ -64,6 +67,33 @@ expect_failure "selection file: not JSON" "collective selection file $f value \(
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
 expect_failure "selection file: missing" "collective selection file $tmp/none.json value \(cannot be read: No such file" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/none.json"
+# What crashed MPI_Init (json-c's foreach over a non-object), asserted without
+# naming a key (MPICH's validate_tree), or asserted at the first call.
+f=$(json array '[1, 2]')
+expect_failure "selection file: a top level that is an array" "the top level is a JSON array: expected an object" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+f=$(json null 'null')
+expect_failure "selection file: a top level that is null" "the top level is null" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+f=$(json empty '{"collective=allreduce": {"avg_msg_size<=64": {}, "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}')
+expect_failure "selection file: a condition with nothing under it" "key \"avg_msg_size<=64\": nothing under it" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+f=$(json last '{"collective=allreduce": {"comm_size<=8": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}')
+expect_failure "selection file: a bounded condition last" "key \"comm_size<=8\" is the last of its siblings" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+f=$(json after '{"collective=allreduce": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}, "count=any": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}')
+expect_failure "selection file: a sibling after =any" "key \"count=any\" follows \"avg_msg_size=any\"" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+f=$(json other '{"collective=allreduce": {"algorithm=MPIR_Bcast_intra_knomial": {}}}')
+expect_failure "selection file: another collective's algorithm" \
+  "key \"algorithm=MPIR_Bcast_intra_knomial\" under \"collective=allreduce\": an algorithm of another collective" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+f=$(json unknowncoll '{"collective=allreduse": {"algorithm=MPIR_Allreduce_intra_kring": {}}}')
+expect_failure "selection file: unknown collective" "unknown collective in key \"collective=allreduse\"" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+mkfifo "$tmp/fifo.json"
+expect_failure "selection file: a FIFO nobody writes (it held MPI_Init)" "fifo.json value \(is not a regular file" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/fifo.json"
 
 [ $failures -eq 0 ] || exit 1
 echo "PASS: every bad setting stopped MPI_Init with a message naming it"

@@ -52,6 +52,13 @@ if run 2 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allredu
 fi
 grep -q 'coll_gencoll_allreduce_kring_kval = 1: the radix k must be an integer >= 2' "$tmp/bad2" ||
   fail "k = 1: no message naming the parameter: $(head -20 "$tmp/bad2")"
+# A value Open MPI itself refuses (beyond its int) left k at 2 and ran on.
+if run 2 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allreduce_kring_kval 99999999999 "$prog" -q \
+    > "$tmp/bad3" 2>&1; then
+  fail "k = 99999999999 did not stop the job"
+fi
+grep -q 'gencoll (rank [01]): coll_gencoll_allreduce_kring_kval: the radix k must be an integer >= 2' "$tmp/bad3" ||
+  fail "k = 99999999999: no message naming the parameter: $(head -20 "$tmp/bad3")"
 echo "bad values: the job stops with the parameter and the valid values named"
 
 # 3. Verbose lines: what gencoll served with which k, and the non-commutative

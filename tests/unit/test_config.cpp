@@ -58,6 +58,8 @@ TEST_CASE("bad settings name the variable and the valid values", "[config]") {
   CHECK_THAT(one_error(parse({{"GENCOLL_WAIT_POLICY", "spin"}})), Catch::Contains("block, yield"));
   // The build and test scripts' own variables are inherited by test ranks.
   CHECK(parse({{"GENCOLL_CACHE", "/tmp/c"}, {"GENCOLL_MATRIX_FLAGS", "--quick"}}).errors.empty());
+  // The MPICH module's trace directory and the test sweeps' knobs do not stop the library.
+  CHECK(parse({{"GENCOLL_TRACE", "/tmp/t"}, {"GENCOLL_TEST_THREADS", "2"}, {"GENCOLL_SUITE_KS", "2 5"}}).errors.empty());
 }
 
 TEST_CASE("fingerprints differ exactly when the selections differ", "[config]") {

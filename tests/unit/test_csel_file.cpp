@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,9 +70,11 @@ std::string leaf(const std::string& coll, const std::string& alg, int k = 0) {
 // Allreduce picks knomial when `cond` holds, kring when it does not: the
 // condition sits right under collective=, where MPICH prunes communicator
 // conditions, or (nested) under avg_msg_size=any, where only its search runs.
+// An =any condition is met by every call and may have nothing after it.
 std::string two_way(const std::string& cond, bool nested = false) {
+  const bool any = cond.size() > 4 && cond.compare(cond.size() - 4, 4, "=any") == 0;
   const std::string inner = "{\"" + cond + "\": " + leaf("Allreduce", "knomial") +
-                            ", \"total_msg_size=any\": " + leaf("Allreduce", "kring") + "}";
+                            (any ? std::string() : ", \"total_msg_size=any\": " + leaf("Allreduce", "kring")) + "}";
   return "{\"collective=allreduce\": " + (nested ? "{\"avg_msg_size=any\": " + inner + "}" : inner) + "}";
 }
 
@@ -110,7 +113,7 @@ TEST_CASE("keys are tried in file order: the first that holds wins", "[selection
   CHECK(small_first->select(call(Collective::allreduce, 4, 100)).alg == Algorithm::knomial);
   CHECK(small_first->select(call(Collective::allreduce, 4, 1000)).alg == Algorithm::kring);
   // Keys that sort the other way round (nlohmann::json would reorder them).
-  const auto z_first = parse_ok(R"({"collective=bcast": {"total_msg_size=any": {"algorithm=MPIR_Bcast_intra_kring": {}},
+  const auto z_first = parse_ok(R"({"collective=bcast": {"total_msg_size<=4096": {"algorithm=MPIR_Bcast_intra_kring": {}},
       "avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {}}}})");
   CHECK(z_first->select(call(Collective::bcast, 4, 8)).alg == Algorithm::kring);
 }
@@ -221,11 +224,12 @@ TEST_CASE("call conditions", "[selection]") {
 }
 
 TEST_CASE("MPICH's per-communicator pruning is reproduced", "[selection]") {
-  // Falling off while pruning returns the subtree unpruned; the search then
-  // reads comm_size<5 as <= 5 and finds the leaf.
-  const auto f = parse_ok(R"({"collective=allreduce": {"comm_size<5": {"algorithm=MPIR_Allreduce_intra_kring": {}}}})");
-  CHECK(f->select(call(Collective::allreduce, 5, 1)).alg == Algorithm::kring);
-  CHECK_FALSE(f->select(call(Collective::allreduce, 6, 1)).alg);
+  // Pruned per communicator, comm_size<5 is strictly below 5 (the search
+  // would read it as <= 5, see "comm_size" above).
+  const auto f = parse_ok(R"({"collective=allreduce": {"comm_size<5": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+      "comm_size=any": {"algorithm=MPIR_Allreduce_intra_recursive_doubling": {}}}})");
+  CHECK(f->select(call(Collective::allreduce, 4, 1)).alg == Algorithm::kring);
+  CHECK_FALSE(f->select(call(Collective::allreduce, 5, 1)).alg);
   // Communicator conditions above collective= are pruned too.
   const auto g = parse_ok(R"({"comm_size<=4": {"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_kring": {}}},
       "comm_size=any": {"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}})");
@@ -244,8 +248,7 @@ TEST_CASE("leaves: gencoll algorithms, the MPI's own, k=", "[selection]") {
                                                       {"k=3": {}, "k=5": {}, "chunk_size=4": {}}},
                                "avg_msg_size<=256": {"algorithm=MPIR_Allreduce_intra_knomial": {},
                                                      "algorithm=MPIR_Allreduce_intra_kring": {}},
-                               "avg_msg_size<=512": {}},
-      "collective=bcast": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+                               "avg_msg_size=any": {"composition=MPIDI_Allreduce_intra_composition_beta": {}}},
       "collective=allgather": {"algorithm=MPIR_Allgather_intra_ring": {}}})");
   const SelectionChoice own = f->select(call(Collective::allreduce, 4, 2));
   CHECK_FALSE(own.alg);
@@ -257,11 +260,8 @@ TEST_CASE("leaves: gencoll algorithms, the MPI's own, k=", "[selection]") {
   CHECK(prm.alg == Algorithm::permuted_recursive_multiplying);
   CHECK(prm.k == 5);  // the last k= counts; other parameters are ignored
   CHECK(f->select(call(Collective::allreduce, 4, 64)).alg == Algorithm::kring);  // the last algorithm= counts
-  const SelectionChoice empty = f->select(call(Collective::allreduce, 4, 100));  // an empty object: no leaf
-  CHECK_FALSE(empty.alg);
-  CHECK(empty.leaf.empty());
-  CHECK_FALSE(f->select(call(Collective::allreduce, 4, 1000)).alg);  // no sibling holds
-  CHECK_FALSE(f->select(call(Collective::bcast, 4, 1)).alg);         // another collective's leaf
+  CHECK_FALSE(f->select(call(Collective::allreduce, 4, 1000)).alg);  // MPICH's composition
+  CHECK_FALSE(f->select(call(Collective::bcast, 4, 1)).alg);         // no collective=bcast
   const SelectionChoice ring = f->select(call(Collective::allgather, 4, 1));  // MPICH's ring, not gencoll's
   CHECK_FALSE(ring.alg);
   CHECK(ring.leaf == "algorithm=MPIR_Allgather_intra_ring");
@@ -272,9 +272,9 @@ TEST_CASE("collective= below the top, and of collectives gencoll leaves to the M
   // alltoall's sibling is read and never matches a call gencoll sees.
   const auto f = parse_ok(R"({
       "collective=alltoall": {"algorithm=MPIR_Alltoall_intra_brucks": {}},
-      "collective=allreduce": {"avg_msg_size<=64": {"collective=bcast": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+      "collective=allreduce": {"avg_msg_size<=64": {"collective=bcast": {"algorithm=MPIR_Bcast_intra_kring": {}},
                                                   "collective=allreduce": {"algorithm=MPIR_Allreduce_intra_knomial": {}}},
-                               "collective=alltoall": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+                               "collective=alltoall": {"algorithm=MPIR_Alltoall_intra_brucks": {}},
                                "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_recursive_multiplying": {}}},
       "collective=reduce_scatter_block": {"algorithm=MPIR_Reduce_scatter_block_intra_recursive_multiplying": {}}})");
   CHECK(f->select(call(Collective::allreduce, 4, 2)).alg == Algorithm::knomial);
@@ -328,7 +328,17 @@ TEST_CASE("bad selection files are reported with the file and the key", "[select
     CHECK_FALSE(c.selection_file);
     const SelectionFile::Loaded dir = SelectionFile::load("/tmp");
     REQUIRE(dir.errors.size() == 1);
-    CHECK_THAT(dir.errors[0], Catch::Contains("selection file /tmp") && Catch::Contains("cannot be read"));
+    CHECK_THAT(dir.errors[0], Catch::Contains("selection file /tmp") && Catch::Contains("is a directory"));
+    // Neither read for ever (a device) nor waited on (a FIFO nobody writes).
+    const SelectionFile::Loaded zero = SelectionFile::load("/dev/zero");
+    REQUIRE(zero.errors.size() == 1);
+    CHECK_THAT(zero.errors[0], Catch::Contains("/dev/zero: is not a regular file"));
+    const std::string fifo = "/tmp/gencoll-csel-fifo-" + std::to_string(::getpid());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    const SelectionFile::Loaded pipe = SelectionFile::load(fifo);
+    std::remove(fifo.c_str());
+    REQUIRE(pipe.errors.size() == 1);
+    CHECK_THAT(pipe.errors[0], Catch::Contains("is not a regular file"));
   }
   SECTION("invalid JSON, with nlohmann's message") {
     const TempFile f(R"({"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_kring": {}})");
@@ -350,6 +360,30 @@ TEST_CASE("bad selection files are reported with the file and the key", "[select
     CHECK(any_contains(errors, "key \"avg_msg_size<=64k\"", "non-negative integer"));
     CHECK(any_contains(errors, "key \"collective=allreduse\"", "unknown collective"));
     CHECK(any_contains(errors, "key \"comm_hierarchy=tree\"", "unknown key"));
+  }
+  SECTION("shapes MPICH asserted on, and another collective's algorithm: named, as in the module") {
+    const auto errors = parse_errors(R"({"collective=allreduce": {"comm_type=intra": {
+        "avg_msg_size<=64": {},
+        "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+        "count=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}},
+        "comm_type=inter": {"comm_size<=8": {"algorithm=MPIR_Allreduce_inter_reduce_exchange_bcast": {}}}},
+      "collective=bcast": {"algorithm=MPIR_Allreduce_intra_kring": {}},
+      "collective=reduce": {"algorithm=MPIR_Reduce_scatter_intra_recursive_halving": {}}})");
+    CHECK(errors.size() == 5);
+    CHECK(any_contains(errors, "key \"avg_msg_size<=64\"", "nothing under it"));
+    CHECK(any_contains(errors, "key \"count=any\"", "follows \"avg_msg_size=any\"", "never reached"));
+    CHECK(any_contains(errors, "key \"comm_size<=8\"", "last of its siblings", "=any"));
+    CHECK(any_contains(errors, "key \"algorithm=MPIR_Allreduce_intra_kring\"",
+                       "under \"collective=bcast\": an algorithm of another collective"));
+    CHECK(any_contains(errors, "MPIR_Reduce_scatter_intra_recursive_halving", "another collective"));
+    // MPICH's shared-memory algorithms (its own posix file's) are named
+    // MPIDI_POSIX_mpi_<coll>_...
+    CHECK(any_contains(parse_errors(R"({"collective=reduce": {"algorithm=MPIDI_POSIX_mpi_bcast_release_gather": {}}})"),
+                       "another collective"));
+    // Nested past json-c's depth, where MPICH's reader stops.
+    std::string deep = R"({"algorithm=MPIR_Allreduce_intra_kring": {}})";
+    for (int i = 0; i < 40; ++i) deep = "{\"comm_type=intra\": " + deep + "}";
+    CHECK(any_contains(parse_errors(deep), "nested deeper than 32"));
   }
   SECTION("values that are not objects") {
     const auto errors = parse_errors(R"({"collective=allreduce": {"avg_msg_size<=64": "knomial",

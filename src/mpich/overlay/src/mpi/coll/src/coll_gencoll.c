@@ -10,6 +10,7 @@
 #include "coll_impl.h"
 #include "coll_gencoll.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
@@ -704,11 +705,53 @@ int MPII_Gencoll_parse_k(const char *key, const char *value, int *k)
     return 0;
 }
 
+/* The text MPICH read a CVAR from (MPIR_CVAR_X wins over MPIR_PARAM_X over
+ * MPICH_X, as in mpir_cvars.c), or NULL. */
+static const char *cvar_text(const char *name)
+{
+    const char *v = getenv(name);
+    if (v || strncmp(name, "MPIR_CVAR_", 10))
+        return v;
+    char alt[160];
+    snprintf(alt, sizeof(alt), "MPIR_PARAM_%s", name + 10);
+    if ((v = getenv(alt)))
+        return v;
+    snprintf(alt, sizeof(alt), "MPICH_%s", name + 10);
+    return getenv(alt);
+}
+
+/* Whether TEXT, read as MPL_env2int reads it, is a number beyond an int:
+ * MPL_env2int sums the digits in an int unchecked, so 4294967299 became 3,
+ * a radix that passed the check below. */
+static int beyond_int(const char *text)
+{
+    const char *p = text;
+    while (*p && isspace((unsigned char) *p))
+        p++;
+    if (*p == '-')
+        p++;
+    if (*p == '+')
+        p++;
+    long long v = 0;
+    for (; *p && isdigit((unsigned char) *p); p++)
+        if ((v = 10 * v + (*p - '0')) > (long long) INT_MAX + 1)
+            return 1;
+    return !*p && v > INT_MAX;
+}
+
 int MPII_Gencoll_init(void)
 {
     int mpi_errno = MPI_SUCCESS;
     for (int i = 0; i < MPII_Gencoll_radix_cvar_count; i++) {
         const struct MPII_Gencoll_radix_cvar *cv = &MPII_Gencoll_radix_cvars[i];
+        const char *text = cvar_text(cv->name);
+        if (text && beyond_int(text)) {
+            char value[160];
+            snprintf(value, sizeof(value), "%.40s: the radix k must be an integer >= 2 and <= %d",
+                     text, GENCOLL_MAX_RADIX);
+            MPIR_ERR_SETANDJUMP2(mpi_errno, MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s",
+                                 cv->name, value);
+        }
         if (*cv->value < 2 || *cv->value > GENCOLL_MAX_RADIX) {
             char value[96];
             snprintf(value, sizeof(value), "%d: the radix k must be an integer >= 2 and <= %d",
