@@ -44,53 +44,55 @@ expect_failure "radix beyond an int (MPICH's reader wrapped 4294967299 to 3)" \
 expect_failure "non-numeric radix" "Unable to parse environment variable \(MPIR_CVAR_REDUCE_KNOMIAL_KVAL\)" \
   MPIR_CVAR_REDUCE_KNOMIAL_KVAL=four
 
-json() { printf '%s' "$2" > "$tmp/$1.json"; echo "$tmp/$1.json"; }
-f=$(json unknown '{"collective=allreduce": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_knomail": {}}}}}')
-expect_failure "selection file: unknown algorithm" \
-  "collective selection file $f value \(key \"algorithm=MPIR_Allreduce_intra_knomail\" names no algorithm" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json badk '{"collective=allreduce": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=two": {}}}}}}')
-expect_failure "selection file: malformed k" \
-  "collective selection file $f value \(key \"k=two\": the radix k must be an integer >= 2 and <= 1073741824\)" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json smallk '{"collective=bcast": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=1": {}}}}}}')
-expect_failure "selection file: k below 2" "key \"k=1\": the radix k must be an integer >= 2" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json bigk '{"collective=bcast": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=1073741825": {}}}}}}')
-expect_failure "selection file: k above 2^30" "key \"k=1073741825\": the radix k must be an integer >= 2 and <= 1073741824" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json badkey '{"collective=allreduce": {"comm_type=intra": {"avg_msg_sise<=8": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}}')
-expect_failure "selection file: unknown condition key" "unknown key \"avg_msg_sise<=8\"" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json notjson '{"collective=allreduce": {')
-expect_failure "selection file: not JSON" "collective selection file $f value \(not valid JSON" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+# bad_file DESCRIPTION NAME JSON PATTERN: a selection file NAME.json holding
+# JSON stops MPI_Init with a message matching PATTERN.
+bad_file() {
+  printf '%s' "$3" > "$tmp/$2.json"
+  expect_failure "selection file: $1" "$4" MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/$2.json"
+}
+bad_file "unknown algorithm" unknown \
+  '{"collective=allreduce": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_knomail": {}}}}}' \
+  "collective selection file $tmp/unknown.json value \(key \"algorithm=MPIR_Allreduce_intra_knomail\" names no algorithm"
+bad_file "malformed k" badk \
+  '{"collective=allreduce": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {"k=two": {}}}}}}' \
+  "collective selection file $tmp/badk.json value \(key \"k=two\": the radix k must be an integer >= 2 and <= 1073741824\)"
+bad_file "k below 2" smallk \
+  '{"collective=bcast": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=1": {}}}}}}' \
+  "key \"k=1\": the radix k must be an integer >= 2"
+bad_file "k above 2^30" bigk \
+  '{"collective=bcast": {"comm_type=intra": {"avg_msg_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=1073741825": {}}}}}}' \
+  "key \"k=1073741825\": the radix k must be an integer >= 2 and <= 1073741824"
+bad_file "unknown condition key" badkey \
+  '{"collective=allreduce": {"comm_type=intra": {"avg_msg_sise<=8": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}}' \
+  "unknown key \"avg_msg_sise<=8\""
+bad_file "not JSON" notjson \
+  '{"collective=allreduce": {' \
+  "collective selection file $tmp/notjson.json value \(not valid JSON"
 expect_failure "selection file: missing" "collective selection file $tmp/none.json value \(cannot be read: No such file" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/none.json"
 # What crashed MPI_Init (json-c's foreach over a non-object), asserted without
 # naming a key (MPICH's validate_tree), or asserted at the first call.
-f=$(json array '[1, 2]')
-expect_failure "selection file: a top level that is an array" "the top level is a JSON array: expected an object" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json null 'null')
-expect_failure "selection file: a top level that is null" "the top level is null" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json empty '{"collective=allreduce": {"avg_msg_size<=64": {}, "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}')
-expect_failure "selection file: a condition with nothing under it" "key \"avg_msg_size<=64\": nothing under it" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json last '{"collective=allreduce": {"comm_size<=8": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}')
-expect_failure "selection file: a bounded condition last" "key \"comm_size<=8\" is the last of its siblings" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json after '{"collective=allreduce": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}, "count=any": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}')
-expect_failure "selection file: a sibling after =any" "key \"count=any\" follows \"avg_msg_size=any\"" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json other '{"collective=allreduce": {"algorithm=MPIR_Bcast_intra_knomial": {}}}')
-expect_failure "selection file: another collective's algorithm" \
-  "key \"algorithm=MPIR_Bcast_intra_knomial\" under \"collective=allreduce\": an algorithm of another collective" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
-f=$(json unknowncoll '{"collective=allreduse": {"algorithm=MPIR_Allreduce_intra_kring": {}}}')
-expect_failure "selection file: unknown collective" "unknown collective in key \"collective=allreduse\"" \
-  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$f"
+bad_file "a top level that is an array" array \
+  '[1, 2]' \
+  "the top level is a JSON array: expected an object"
+bad_file "a top level that is null" null \
+  'null' \
+  "the top level is null"
+bad_file "a condition with nothing under it" empty \
+  '{"collective=allreduce": {"avg_msg_size<=64": {}, "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' \
+  "key \"avg_msg_size<=64\": nothing under it"
+bad_file "a bounded condition last" last \
+  '{"collective=allreduce": {"comm_size<=8": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' \
+  "key \"comm_size<=8\" is the last of its siblings"
+bad_file "a sibling after =any" after \
+  '{"collective=allreduce": {"avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}, "count=any": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}' \
+  "key \"count=any\" follows \"avg_msg_size=any\""
+bad_file "another collective's algorithm" other \
+  '{"collective=allreduce": {"algorithm=MPIR_Bcast_intra_knomial": {}}}' \
+  "key \"algorithm=MPIR_Bcast_intra_knomial\" under \"collective=allreduce\": an algorithm of another collective"
+bad_file "unknown collective" unknowncoll \
+  '{"collective=allreduse": {"algorithm=MPIR_Allreduce_intra_kring": {}}}' \
+  "unknown collective in key \"collective=allreduse\""
 mkfifo "$tmp/fifo.json"
 expect_failure "selection file: a FIFO nobody writes (it held MPI_Init)" "fifo.json value \(is not a regular file" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/fifo.json"
