@@ -180,9 +180,9 @@ bool always_met(Test t) {
          t == Test::count_any;
 }
 
-// Conditions that may fail with nothing after them (MPICH backs up to the
-// next sibling above); every other one needs a sibling after it, or MPICH
-// asserts on the file.
+// Conditions that may end a run of siblings (the yes/no ones; a call that
+// fails the last finds no algorithm, and the MPI's own runs); every other
+// one needs a sibling after it, or MPICH asserts on the file.
 bool may_end(Test t) {
   switch (t) {
     case Test::comm_type_intra:
@@ -218,8 +218,19 @@ bool names_collective(const std::string& ckey, const std::string& coll) {
   return starts_with(rest, "_intra") || starts_with(rest, "_inter") || starts_with(rest, "_allcomm");
 }
 
-// json-c's default depth, past which MPICH's reader refuses a file.
-constexpr std::size_t kMaxDepth = 32;
+// json-c's default depth: MPICH's reader refuses a file whose objects (and
+// arrays) nest deeper ("nesting too deep"; measured: 32 levels read, 33 not).
+constexpr int kMaxDepth = 32;
+
+// Whether `v` nests deeper than `levels` levels (v itself is one); the
+// recursion stops at `levels`, whatever the file holds.
+bool deeper_than(const Json& v, int levels) {
+  if (!v.is_structured()) return false;
+  if (levels == 0) return true;
+  for (const Json& child : v)
+    if (deeper_than(child, levels - 1)) return true;
+  return false;
+}
 
 // Turns the JSON tree into Nodes, collecting every problem with the key that
 // has it. The file shapes MPICH 4.0.2 asserts on (its validate_tree; the
@@ -247,7 +258,7 @@ class Parser {
           error(key, "sits beside an algorithm=/composition= key; an object that names an algorithm may hold "
                      "nothing else");
         } else if (!coll_.empty() && !names_collective(ckey, coll_)) {
-          error(key, "under \"collective=" + coll_ + "\": an algorithm of another collective");
+          report("key \"" + key + "\" under \"collective=" + coll_ + "\"", "an algorithm of another collective");
         } else if (std::optional<Leaf> l = leaf(key, ckey, it.value())) {
           node->leaf = std::move(l);
         }
@@ -255,15 +266,11 @@ class Parser {
       }
       std::optional<Condition> cond = condition(key, ckey);
       if (!always_met_key_.empty())
-        error(key, "follows \"" + always_met_key_ + "\", which every call meets: it is never reached");
+        report("key \"" + key + "\" follows \"" + always_met_key_ + "\", which every call meets", "it is never reached");
       always_met_key_ = cond && always_met(cond->test) ? key : std::string();
       open_key_ = cond && !may_end(cond->test) ? key : std::string();
       if (it.value().empty()) {
         if (cond) error(key, "nothing under it (a condition needs an algorithm or further conditions)");
-        continue;
-      }
-      if (path_.size() >= kMaxDepth) {
-        error(key, "nested deeper than " + std::to_string(kMaxDepth) + " objects (MPICH's JSON reader refuses it)");
         continue;
       }
       const std::string outer_coll = coll_;
@@ -282,8 +289,8 @@ class Parser {
       }
     }
     if (!open_key_.empty())
-      error(open_key_, "is the last of its siblings: a call it does not hold for finds no algorithm (end with an "
-                       "=any condition)");
+      report("key \"" + open_key_ + "\" is the last of its siblings",
+             "a call it does not hold for finds no algorithm (end with an =any condition)");
     always_met_key_.clear();
     open_key_.clear();
     return node;
@@ -587,6 +594,9 @@ SelectionFile::Loaded SelectionFile::parse(const std::string& text, const std::s
   }
   if (!tree.is_object())
     return {nullptr, {origin + ": the top level must be a JSON object of conditions, not " + tree.type_name()}};
+  if (deeper_than(tree, kMaxDepth))
+    return {nullptr, {origin + ": objects nested deeper than " + std::to_string(kMaxDepth) +
+                      " levels (MPICH's JSON reader refuses the file: nesting too deep)"}};
   Loaded out;
   std::unique_ptr<Node> root = Parser(origin, out.errors).object(tree);
   if (out.errors.empty()) out.file.reset(new SelectionFile(std::move(root), fnv1a(text)));

@@ -90,6 +90,9 @@ bad_file "a sibling after =any" after \
 bad_file "another collective's algorithm" other \
   '{"collective=allreduce": {"algorithm=MPIR_Bcast_intra_knomial": {}}}' \
   "key \"algorithm=MPIR_Bcast_intra_knomial\" under \"collective=allreduce\": an algorithm of another collective"
+bad_file "another collective's algorithm as a leaf's last (the one MPICH runs)" otherlast \
+  '{"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_kring": {}, "algorithm=MPIR_Bcast_intra_binomial": {}}}' \
+  "key \"algorithm=MPIR_Bcast_intra_binomial\" under \"collective=allreduce\": an algorithm of another collective"
 bad_file "unknown collective" unknowncoll \
   '{"collective=allreduse": {"algorithm=MPIR_Allreduce_intra_kring": {}}}' \
   "unknown collective in key \"collective=allreduse\""

@@ -380,10 +380,16 @@ TEST_CASE("bad selection files are reported with the file and the key", "[select
     // MPIDI_POSIX_mpi_<coll>_...
     CHECK(any_contains(parse_errors(R"({"collective=reduce": {"algorithm=MPIDI_POSIX_mpi_bcast_release_gather": {}}})"),
                        "another collective"));
-    // Nested past json-c's depth, where MPICH's reader stops.
-    std::string deep = R"({"algorithm=MPIR_Allreduce_intra_kring": {}})";
-    for (int i = 0; i < 40; ++i) deep = "{\"comm_type=intra\": " + deep + "}";
-    CHECK(any_contains(parse_errors(deep), "nested deeper than 32"));
+    // Nested past json-c's depth, where MPICH's reader stops: 32 levels of
+    // objects are read (collective=, 29 conditions, the leaf and its {}), 33 not.
+    const auto nested = [](int conditions) {
+      std::string f = R"({"algorithm=MPIR_Allreduce_intra_kring": {}})";
+      for (int i = 0; i < conditions; ++i) f = "{\"comm_type=intra\": " + f + "}";
+      return "{\"collective=allreduce\": " + f + "}";
+    };
+    parse_ok(nested(29));
+    CHECK(any_contains(parse_errors(nested(30)), "objects nested deeper than 32 levels", "nesting too deep"));
+    CHECK(any_contains(parse_errors(nested(1000)), "objects nested deeper than 32 levels"));
   }
   SECTION("values that are not objects") {
     const auto errors = parse_errors(R"({"collective=allreduce": {"avg_msg_size<=64": "knomial",
