@@ -265,6 +265,14 @@ class Parser {
         continue;
       }
       std::optional<Condition> cond = condition(key, ckey);
+      // The module merges MPICH's built-in selection beside the top level's
+      // collective= keys; a communicator condition there makes a tree
+      // MPICH asserts on.
+      if (cond && path_.empty() && cond->test != Test::collective) {
+        report("key \"" + key + "\" at the top level",
+               "only collective= keys may stand there (put communicator conditions under them)");
+        continue;
+      }
       if (!always_met_key_.empty())
         report("key \"" + key + "\" follows \"" + always_met_key_ + "\", which every call meets", "it is never reached");
       always_met_key_ = cond && always_met(cond->test) ? key : std::string();

@@ -93,6 +93,9 @@ bad_file "another collective's algorithm" other \
 bad_file "another collective's algorithm as a leaf's last (the one MPICH runs)" otherlast \
   '{"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_kring": {}, "algorithm=MPIR_Bcast_intra_binomial": {}}}' \
   "key \"algorithm=MPIR_Bcast_intra_binomial\" under \"collective=allreduce\": an algorithm of another collective"
+bad_file "a communicator condition at the top level (beside MPICH's merged collectives: asserted)" topcomm \
+  '{"comm_size<=4": {"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_kring": {}}}, "comm_size=any": {"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}' \
+  "key \"comm_size<=4\" at the top level: only collective= keys may stand there"
 bad_file "unknown collective" unknowncoll \
   '{"collective=allreduse": {"algorithm=MPIR_Allreduce_intra_kring": {}}}' \
   "unknown collective in key \"collective=allreduse\""
