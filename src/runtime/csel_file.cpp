@@ -245,6 +245,9 @@ class Parser {
     // MPICH makes the whole object a leaf as soon as one key names an
     // algorithm, and then requires every key to name one; the last one counts.
     bool is_leaf = false;
+    // The last sibling read so far if it is always met, and if it may not
+    // end a run of siblings (the checks of MPICH's validate_tree).
+    std::string always_met_key, open_key;
     for (auto it = obj.begin(); it != obj.end(); ++it) is_leaf = is_leaf || leaf_key(no_spaces(it.key()));
     for (auto it = obj.begin(); it != obj.end(); ++it) {
       const std::string& key = it.key();
@@ -273,10 +276,10 @@ class Parser {
                "only collective= keys may stand there (put communicator conditions under them)");
         continue;
       }
-      if (!always_met_key_.empty())
-        report("key \"" + key + "\" follows \"" + always_met_key_ + "\", which every call meets", "it is never reached");
-      always_met_key_ = cond && always_met(cond->test) ? key : std::string();
-      open_key_ = cond && !may_end(cond->test) ? key : std::string();
+      if (!always_met_key.empty())
+        report("key \"" + key + "\" follows \"" + always_met_key + "\", which every call meets", "it is never reached");
+      always_met_key = cond && always_met(cond->test) ? key : std::string();
+      open_key = cond && !may_end(cond->test) ? key : std::string();
       if (it.value().empty()) {
         if (cond) error(key, "nothing under it (a condition needs an algorithm or further conditions)");
         continue;
@@ -284,11 +287,7 @@ class Parser {
       const std::string outer_coll = coll_;
       if (cond && cond->test == Test::collective) coll_ = ckey.substr(std::strlen("collective="));
       path_.push_back(key);
-      const std::string outer_any = std::exchange(always_met_key_, std::string());
-      const std::string outer_open = std::exchange(open_key_, std::string());
       std::unique_ptr<SelectionFile::Node> then = object(it.value());
-      always_met_key_ = outer_any;
-      open_key_ = outer_open;
       path_.pop_back();
       coll_ = outer_coll;
       if (cond) {
@@ -296,11 +295,9 @@ class Parser {
         node->conditions.push_back(std::move(*cond));
       }
     }
-    if (!open_key_.empty())
-      report("key \"" + open_key_ + "\" is the last of its siblings",
+    if (!open_key.empty())
+      report("key \"" + open_key + "\" is the last of its siblings",
              "a call it does not hold for finds no algorithm (end with an =any condition)");
-    always_met_key_.clear();
-    open_key_.clear();
     return node;
   }
 
@@ -406,9 +403,6 @@ class Parser {
   std::vector<std::string>& errors_;
   std::vector<std::string> path_;  // keys from the top to the object being read
   std::string coll_;               // the collective= of the object being read ("" above it)
-  // Of the object being read: its last sibling if that one is always met,
-  // and if that one may not end a run of siblings.
-  std::string always_met_key_, open_key_;
 };
 
 std::uint64_t fnv1a(const std::string& s) {
