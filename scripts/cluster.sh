@@ -75,8 +75,6 @@ set -euo pipefail
 self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 id=${GENCOLL_CLUSTER_ID:-0}
 die() { echo "cluster.sh: $*" >&2; exit 1; }
-# Inside `up` once it made something: the exit trap removes what was made.
-up_failed() { die "$@"; }
 # No leading zeros: the id names the bridge and the state directory, and
 # 007 and 7 would be two names for one address range.
 [[ $id =~ ^(0|[1-9][0-9]{0,2})$ ]] && [ "$id" -le 255 ] || die "GENCOLL_CLUSTER_ID=$id: expected an integer from 0 to 255"
@@ -276,7 +274,7 @@ up() {
     # packets again: read it back.
     [ "$(ip -d link show "$v" | grep -o 'gso_max_segs [0-9]*')" = "gso_max_segs 1" ] &&
       [ "$(ip -n "$ns" -d link show eth0 | grep -o 'gso_max_segs [0-9]*')" = "gso_max_segs 1" ] ||
-      up_failed "this kernel does not limit $v to one frame per packet (ip link set ... gso_max_segs 1): its shaper would let offload packets past the rate"
+      die "this kernel does not limit $v to one frame per packet (ip link set ... gso_max_segs 1): its shaper would let offload packets past the rate"
     ip link set "$v" master "$bridge"
     ip link set "$v" up
     ip -n "$ns" addr add "$addr/24" dev eth0
@@ -315,7 +313,7 @@ up() {
     local waited=0 pid=
     until [ -f "$state/ready$i" ] && [ -n "$pid" ]; do
       sleep 0.05; waited=$((waited + 1))
-      [ $waited -lt 200 ] || up_failed "host node$i did not start: $(cat "$state/holder$i.log")"
+      [ $waited -lt 200 ] || die "host node$i did not start: $(cat "$state/holder$i.log")"
       [ -f "$state/ready$i" ] || continue
       pid=$(ip netns pids "$ns" | while read -r p; do
               if [ "$(cat /proc/"$p"/comm 2>/dev/null)" = sleep ]; then echo "$p"; fi
@@ -451,12 +449,13 @@ case ${1:-} in
   bind) shift; bind_rank "$@" ;;
   binder) [ -x "$state/bind" ] || die "no cluster is up (cluster.sh up N)"; echo "$state/bind" ;;
   mpiexec-args)
-    hostfile "${2:-1}" hydra > /dev/null  # its checks, before the name below uses $2
-    hostfile "${2:-1}" hydra > "$state/hostfile-hydra-${2:-1}"
+    # Checked (a cluster up, R a count) before the file's name uses R.
+    hosts=$(hostfile "${2:-1}" hydra)
+    echo "$hosts" > "$state/hostfile-hydra-${2:-1}"
     echo "-f $state/hostfile-hydra-${2:-1} -launcher ssh -launcher-exec $state/agent -iface $bridge" ;;
   mpirun-args)
-    hostfile "${2:-1}" openmpi > /dev/null
-    hostfile "${2:-1}" openmpi > "$state/hostfile-openmpi-${2:-1}"
+    hosts=$(hostfile "${2:-1}" openmpi)
+    echo "$hosts" > "$state/hostfile-openmpi-${2:-1}"
     echo "--hostfile $state/hostfile-openmpi-${2:-1} --mca plm_rsh_agent $state/agent --mca oob_tcp_if_include $net.0/24 --mca btl_tcp_if_include $net.0/24 --bind-to none" ;;
   nic-bytes) nic_bytes ;;
   -h|--help|help) usage ;;
