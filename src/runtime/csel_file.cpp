@@ -1,5 +1,7 @@
 #include "src/runtime/csel_file.hpp"
 
+#include "src/runtime/mpich_algorithms.hpp"
+
 #include <fcntl.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <unordered_set>
 #include <utility>
 
 namespace gencoll {
@@ -232,6 +235,17 @@ bool deeper_than(const Json& v, int levels) {
   return false;
 }
 
+// The name closest to `name` among MPICH's algorithms and gencoll's
+// MPIR_<Coll>_intra_<alg>, for a "did you mean".
+std::string nearest_algorithm(const std::string& name) {
+  std::vector<std::string> ours;
+  for (Collective c : all_collectives())
+    for (Algorithm a : algorithms_for(c))
+      if (has_radix(a))
+        ours.push_back(std::string("MPIR_") + kGencollColls[static_cast<int>(c)] + "_intra_" + to_string(a));
+  return nearest_name(name, ours);
+}
+
 // Turns the JSON tree into Nodes, collecting every problem with the key that
 // has it. The file shapes MPICH 4.0.2 asserts on (its validate_tree; the
 // module's patch names the key instead) are refused here too, with the same
@@ -359,28 +373,39 @@ class Parser {
     }
     // MPIR_<Coll>_intra_<alg> is gencoll's when alg is one of its radix
     // algorithms; ring, recursive_doubling, binomial, smp, ... are MPICH's own.
-    const std::size_t intra = name.find("_intra_");
-    if (intra == std::string::npos) return l;
-    const std::string coll_name = name.substr(std::strlen("MPIR_"), intra - std::strlen("MPIR_"));
-    const std::string alg_name = name.substr(intra + std::strlen("_intra_"));
     std::optional<Collective> coll;
-    for (Collective c : all_collectives())
-      if (coll_name == kGencollColls[static_cast<int>(c)]) coll = c;
-    if (coll && alg_name == "smp" && smp_composes(*coll)) {
-      l.coll = coll;
-      l.smp = true;
-      return l;
+    std::optional<Algorithm> alg;
+    const std::size_t intra = name.find("_intra_");
+    if (intra != std::string::npos) {
+      const std::string coll_name = name.substr(std::strlen("MPIR_"), intra - std::strlen("MPIR_"));
+      const std::string alg_name = name.substr(intra + std::strlen("_intra_"));
+      for (Collective c : all_collectives())
+        if (coll_name == kGencollColls[static_cast<int>(c)]) coll = c;
+      if (coll && alg_name == "smp" && smp_composes(*coll)) {
+        l.coll = coll;
+        l.smp = true;
+        return l;
+      }
+      alg = parse_algorithm(alg_name);
+      if (alg && !has_radix(*alg)) alg = std::nullopt;
     }
-    const std::optional<Algorithm> alg = parse_algorithm(alg_name);
-    if (!alg || !has_radix(*alg)) return l;
-    if (!coll) return l;
-    if (!supports(*coll, *alg)) {
+    if (coll && alg && !supports(*coll, *alg)) {
       std::string valid;
       for (Algorithm a : algorithms_for(*coll))
         if (has_radix(a)) valid += std::string(valid.empty() ? "" : ", ") + to_string(a);
       error(key, std::string("gencoll has no ") + to_string(*alg) + " " + to_string(*coll) +
                      "; the gencoll " + to_string(*coll) + " algorithms a selection file can name: " + valid);
       return std::nullopt;
+    }
+    if (!coll || !alg) {
+      // MPICH's own: the MPI's algorithm runs. A name MPICH does not know
+      // is refused, as the module refuses it, not run as the MPI's default.
+      if (!mpich_has_algorithm(name)) {
+        error(key, "names no algorithm of MPICH 4.0.2 or gencoll (did you mean algorithm=" +
+                       nearest_algorithm(name) + "?)");
+        return std::nullopt;
+      }
+      return l;
     }
     l.coll = coll;
     l.alg = alg;
@@ -588,12 +613,40 @@ SelectionFile::Loaded SelectionFile::load(const std::string& path, const std::st
 }
 
 SelectionFile::Loaded SelectionFile::parse(const std::string& text, const std::string& origin) {
+  // A key repeated within one object: JSON readers (json-c in MPICH, nlohmann
+  // here) keep one of its values and drop the other without a word. Keys
+  // are compared as MPICH compares them, without spaces.
+  struct Open {
+    std::unordered_set<std::string> keys;
+    std::string last;  // the key being read, the path to objects inside it
+  };
+  std::vector<Open> open;
+  std::string repeated;
+  const Json::parser_callback_t watch = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (!repeated.empty()) return true;
+    if (event == Json::parse_event_t::object_start) {
+      open.emplace_back();
+    } else if (event == Json::parse_event_t::object_end && !open.empty()) {
+      open.pop_back();
+    } else if (event == Json::parse_event_t::key && !open.empty()) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!open.back().keys.insert(no_spaces(key)).second) {
+        repeated = "key \"" + key + "\" appears twice in one object";
+        for (std::size_t i = 0; i + 1 < open.size(); ++i)
+          repeated += (i ? " > \"" : " (under \"") + open[i].last + "\"" + (i + 2 == open.size() ? ")" : "");
+        repeated += ": JSON readers keep only one of the two (keys are compared without spaces)";
+      }
+      open.back().last = key;
+    }
+    return true;
+  };
   Json tree;
   try {
-    tree = Json::parse(text);
+    tree = Json::parse(text, watch);
   } catch (const Json::exception& e) {
     return {nullptr, {origin + ": not valid JSON (" + e.what() + ")"}};
   }
+  if (!repeated.empty()) return {nullptr, {origin + ": " + repeated}};
   if (!tree.is_object())
     return {nullptr, {origin + ": the top level must be a JSON object of conditions, not " + tree.type_name()}};
   if (deeper_than(tree, kMaxDepth))
