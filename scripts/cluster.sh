@@ -20,6 +20,7 @@
 #        cluster.sh binder                   the program that binds a rank to one core
 #                                            of its host (put it before the rank's program)
 #        cluster.sh nic-bytes                bytes each host's NIC sent and received
+#        cluster.sh cpus                     the cores hosts are given, in order, one a line
 #        cluster.sh agent [-opts] HOST CMD   what the launchers call in place of ssh
 #
 #   --rate R   each NIC's rate in each direction, tc syntax (default 1gbit)
@@ -458,6 +459,7 @@ case ${1:-} in
     echo "$hosts" > "$state/hostfile-openmpi-${2:-1}"
     echo "--hostfile $state/hostfile-openmpi-${2:-1} --mca plm_rsh_agent $state/agent --mca oob_tcp_if_include $net.0/24 --mca btl_tcp_if_include $net.0/24 --bind-to none" ;;
   nic-bytes) nic_bytes ;;
+  cpus) allowed_cpus ;;
   -h|--help|help) usage ;;
   *) usage >&2; exit 2 ;;
 esac

@@ -5,8 +5,10 @@
  */
 #include "src/ompi/coll_gencoll.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <ompi/runtime/mpiruntime.h>
@@ -73,6 +75,27 @@ static int gencoll_close(void)
     gencoll_selection_free(mca_coll_gencoll_component.file);
     mca_coll_gencoll_component.file = NULL;
     return OMPI_SUCCESS;
+}
+
+/* The text of parameter coll_gencoll_NAME where it is not a plain decimal
+ * integer, else NULL. Open MPI reads an integer parameter with strtol and
+ * ignores what follows ("4x" is 4) or scales a suffix ("4k" is 4096): a
+ * radix written so is a mistake, not a radix. Only the environment is
+ * looked at, where mpirun's --mca and OMPI_MCA_ settings reach the ranks. */
+static const char *malformed_integer(const char *name)
+{
+    char env[160];
+    snprintf(env, sizeof(env), "OMPI_MCA_coll_gencoll_%s", name);
+    const char *v = getenv(env);
+    if (v == NULL) return NULL;
+    const char *p = v;
+    while (isspace((unsigned char) *p)) p++;
+    if (*p == '+' || *p == '-') p++;
+    const char *digits = p;
+    while (isdigit((unsigned char) *p)) p++;
+    const int any = p > digits;
+    while (isspace((unsigned char) *p)) p++;
+    return any && *p == '\0' ? NULL : v;
 }
 
 static int gencoll_register(void)
@@ -144,7 +167,11 @@ static int gencoll_register(void)
                                                 MCA_BASE_VAR_SCOPE_ALL_EQ,
                                                 &mca_coll_gencoll_component.kval[coll][alg]);
             const int k = mca_coll_gencoll_component.kval[coll][alg];
-            if (kidx < 0) /* Open MPI refused the value (not an integer, out of its range) and kept 2 */
+            const char *text = malformed_integer(kval_names[coll][alg]);
+            if (text != NULL)
+                note_bad("coll_gencoll_%s = \"%s\": the radix k must be an integer >= 2 and <= %d\n",
+                         kval_names[coll][alg], text, GENCOLL_MAX_RADIX);
+            else if (kidx < 0) /* Open MPI refused the value (not an integer, out of its range) and kept 2 */
                 note_bad("coll_gencoll_%s: the radix k must be an integer >= 2 and <= %d\n",
                          kval_names[coll][alg], GENCOLL_MAX_RADIX);
             else if (k < 2 || k > GENCOLL_MAX_RADIX)

@@ -345,8 +345,7 @@ mask_cores() {
   echo "$out"
 }
 # The cores this test may use, in order (cluster.sh gives them out by index).
-mapfile -t allowed < <(awk '/^Cpus_allowed_list:/ {print $2}' /proc/self/status | tr ',' '\n' |
-  awk -F- '{ for (c = $1; c <= ($2 == "" ? $1 : $2); c++) print c }')
+mapfile -t allowed < <(cluster cpus)
 cores=${#allowed[@]}
 if [ "$cores" -ge 2 ] && cluster up 1 --rps > /dev/null 2>&1; then
   last=${allowed[cores - 1]}

@@ -99,6 +99,18 @@ bad_file "a communicator condition at the top level (beside MPICH's merged colle
 bad_file "unknown collective" unknowncoll \
   '{"collective=allreduse": {"algorithm=MPIR_Allreduce_intra_kring": {}}}' \
   "unknown collective in key \"collective=allreduse\""
+bad_file "a bound with a unit (atoi read 64k as 64)" unit \
+  '{"collective=allreduce": {"avg_msg_size<=64k": {"algorithm=MPIR_Allreduce_intra_kring": {}}, "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_knomial": {}}}}' \
+  "key \"avg_msg_size<=64k\": expected a non-negative integer after \"avg_msg_size<=\""
+bad_file "a bound beyond an int" bigbound \
+  '{"collective=bcast": {"comm_size<=4294967297": {"algorithm=MPIR_Bcast_intra_kring": {}}, "comm_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {}}}}' \
+  "key \"comm_size<=4294967297\": expected a non-negative integer after \"comm_size<=\""
+bad_file "a key repeated in one object (json-c kept one value, silently)" twice \
+  '{"collective=allreduce": {"avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_kring": {}}, "avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_knomial": {}}, "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' \
+  "key \"avg_msg_size<=64\" appears twice in one object"
+bad_file "keys that differ only in spaces (MPICH compares them without)" spaces \
+  '{"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {"k=4": {}, "k = 4": {}}}}' \
+  "key \"k = 4\" appears twice in one object"
 mkfifo "$tmp/fifo.json"
 expect_failure "selection file: a FIFO nobody writes (it held MPI_Init)" "fifo.json value \(is not a regular file" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/fifo.json"

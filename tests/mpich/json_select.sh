@@ -40,6 +40,18 @@ echo "$out" | grep -q "^gencoll: allreduce kring needs a commutative op; using M
 echo "$out" | grep -q "^gencoll: allreduce .* algorithm=kring k=2$" || fail "commutative allreduces did not run k-ring"
 echo "PASS: k-ring allreduce hands non-commutative ops to MPICH ($(echo "$out" | grep -c "needs a commutative op") calls)"
 
+# A file whose last condition is a yes/no one that some calls fail: those
+# calls get MPICH's built-in selection, as calls of a collective the file
+# does not cover (MPICH asserted at the first such call), and under the
+# interposition library the MPI's own.
+echo '{"collective=allreduce": {"comm_type=intra": {"is_commutative=yes": {"algorithm=MPIR_Allreduce_intra_kring": {"k=3": {}}}}}}' > "$kfile"
+out=$(run_module 4 -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$kfile" -genv MPIR_CVAR_GENCOLL_DEBUG 1 \
+  -genv MPIR_CVAR_ALLREDUCE_DEVICE_COLLECTIVE 0 "$builddir/tests/mpi/coll_check.mpich" -q -c allreduce 2>&1) ||
+  fail "coll_check under a file ending in is_commutative=yes: $(echo "$out" | grep -v '^gencoll:' | tail -n 5)"
+echo "$out" | grep -q "coll_check: p=4 [0-9]* cases, 0 failures" || fail "no clean summary: $(echo "$out" | grep -v '^gencoll:' | tail -n 5)"
+echo "$out" | grep -q "^gencoll: allreduce .* algorithm=kring k=3$" || fail "commutative allreduces did not run k-ring"
+echo "PASS: calls the file's last yes/no condition fails got MPICH's built-in selection"
+
 # The reduce-scatters by file, split by avg_msg_size (MPICH 4.0.2 asserted
 # on it for them; the csel patch gives them the average block): small
 # blocks k-nomial, large ones the permuted variant (reduce_scatter_block)

@@ -59,6 +59,15 @@ if run 2 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allredu
 fi
 grep -q 'gencoll (rank [01]): coll_gencoll_allreduce_kring_kval: the radix k must be an integer >= 2' "$tmp/bad3" ||
   fail "k = 99999999999: no message naming the parameter: $(head -20 "$tmp/bad3")"
+# Values Open MPI reads as another number: "4x" as 4, "4k" as 4096.
+for v in 4x 4k; do
+  if run 2 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allreduce_kring_kval "$v" "$prog" -q \
+      > "$tmp/bad4" 2>&1; then
+    fail "k = $v did not stop the job"
+  fi
+  grep -q "coll_gencoll_allreduce_kring_kval = \"$v\": the radix k must be an integer >= 2" "$tmp/bad4" ||
+    fail "k = $v: no message naming the parameter and its text: $(head -20 "$tmp/bad4")"
+done
 echo "bad values: the job stops with the parameter and the valid values named"
 
 # 3. Verbose lines: what gencoll served with which k, and the non-commutative
