@@ -78,10 +78,11 @@ static int gencoll_close(void)
 }
 
 /* The text of parameter coll_gencoll_NAME where it is not a plain decimal
- * integer, else NULL. Open MPI reads an integer parameter with strtol and
- * ignores what follows ("4x" is 4) or scales a suffix ("4k" is 4096): a
- * radix written so is a mistake, not a radix. Only the environment is
- * looked at, where mpirun's --mca and OMPI_MCA_ settings reach the ranks. */
+ * integer, else NULL. Open MPI reads an integer parameter with strtoull in
+ * base 0 and ignores what follows ("4x" is 4), scales a suffix ("4k" is
+ * 4096) and reads a leading 0 as octal ("010" is 8): a radix written so is
+ * a mistake, not a radix. Only the environment is looked at, where
+ * mpirun's --mca and OMPI_MCA_ settings reach the ranks. */
 static const char *malformed_integer(const char *name)
 {
     char env[160];
@@ -93,9 +94,9 @@ static const char *malformed_integer(const char *name)
     if (*p == '+' || *p == '-') p++;
     const char *digits = p;
     while (isdigit((unsigned char) *p)) p++;
-    const int any = p > digits;
+    const int decimal = p > digits && (digits[0] != '0' || p == digits + 1);
     while (isspace((unsigned char) *p)) p++;
-    return any && *p == '\0' ? NULL : v;
+    return decimal && *p == '\0' ? NULL : v;
 }
 
 static int gencoll_register(void)

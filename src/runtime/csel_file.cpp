@@ -642,7 +642,9 @@ SelectionFile::Loaded SelectionFile::parse(const std::string& text, const std::s
   };
   Json tree;
   try {
-    tree = Json::parse(text, watch);
+    // Comments as MPICH's json-c reads them (its lenient mode), so that a
+    // file the module reads is read here too.
+    tree = Json::parse(text, watch, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::exception& e) {
     return {nullptr, {origin + ": not valid JSON (" + e.what() + ")"}};
   }

@@ -11,16 +11,16 @@ container="$prefix/../src/src/mpi/coll/src/csel_container.c"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-grep -o '"algorithm=MPIR_[A-Za-z0-9_]*"' "$container" | sed 's/^"algorithm=//; s/"$//' | sort -u > "$work/module"
+grep -o '"algorithm=MPIR_[A-Za-z0-9_]*"' "$container" | sed 's/^"algorithm=//; s/"$//' | LC_ALL=C sort -u > "$work/module"
 grep -o '"MPIR_[A-Za-z0-9_]*"' "$srcdir/src/runtime/mpich_algorithms.cpp" | tr -d '"' > "$work/mpich"
-sort -c "$work/mpich" 2>/dev/null || fail "src/runtime/mpich_algorithms.cpp: the list is not sorted (it is binary-searched)"
+LC_ALL=C sort -c "$work/mpich" 2>/dev/null || fail "src/runtime/mpich_algorithms.cpp: the list is not sorted (it is binary-searched)"
 "$builddir/src/mpich/gencoll-mpich-registry" | python3 -c '
 import json, sys
 for c in json.load(sys.stdin)["collectives"]:
     for a in c["algorithms"]:
         print("MPIR_%s_intra_%s" % (c["name"][0].upper() + c["name"][1:], a["name"]))' > "$work/gencoll" ||
   fail "gencoll-mpich-registry failed"
-sort -u "$work/mpich" "$work/gencoll" > "$work/bindings"
+LC_ALL=C sort -u "$work/mpich" "$work/gencoll" > "$work/bindings"
 n=$(wc -l < "$work/module")
 [ "$n" -ge 150 ] || fail "only $n algorithm names found in $container"
 if ! diff "$work/module" "$work/bindings" > "$work/diff"; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Bad settings stop MPI_Init with a message naming the variable, or the file and
-# key, that is wrong (MPICH's conventions: an error stack ending in the reason).
+# key, that is wrong (MPICH's conventions: an error stack ending in the reason),
+# and so do settings that differ between ranks.
 set -u
 . "$(dirname "$0")/common.sh"
 debian_program size_sweep
@@ -108,12 +109,49 @@ bad_file "a bound beyond an int" bigbound \
 bad_file "a key repeated in one object (json-c kept one value, silently)" twice \
   '{"collective=allreduce": {"avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_kring": {}}, "avg_msg_size<=64": {"algorithm=MPIR_Allreduce_intra_knomial": {}}, "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": {}}}}' \
   "key \"avg_msg_size<=64\" appears twice in one object"
+bad_file "keys written differently (an escape) that json-c reads as one" escaped \
+  '{"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {"k=4": {}, "k\u003d4": {}}}}' \
+  "key \"k=4\" appears twice in one object"
 bad_file "keys that differ only in spaces (MPICH compares them without)" spaces \
   '{"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {"k=4": {}, "k = 4": {}}}}' \
   "key \"k = 4\" appears twice in one object"
 mkfifo "$tmp/fifo.json"
 expect_failure "selection file: a FIFO nobody writes (it held MPI_Init)" "fifo.json value \(is not a regular file" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/fifo.json"
+
+# expect_split DESCRIPTION PATTERN VAR=VALUE0 VAR=VALUE1: rank 0 with the
+# first setting, rank 1 with the second; MPI_Init must stop, naming it.
+expect_split() {
+  local what=$1 pattern=$2 a=$3 b=$4 out rc
+  out=$(timeout -k 5 120 "$mpiexec" -genv LD_LIBRARY_PATH "$prefix/lib" \
+    -n 1 -env "${a%%=*}" "${a#*=}" "$bin" : -n 1 -env "${b%%=*}" "${b#*=}" "$bin" 2>&1 </dev/null); rc=$?
+  if [ $rc -eq 0 ]; then
+    echo "FAIL: $what: MPI_Init accepted it"; failures=$((failures + 1))
+  elif ! echo "$out" | grep -qE -- "$pattern"; then
+    echo "FAIL: $what: no message matching /$pattern/ in:"; echo "$out" | tail -5 | sed 's/^/    | /'
+    failures=$((failures + 1))
+  else
+    echo "ok: $what: $(echo "$out" | grep -oE -- "$pattern" | head -n1)"
+  fi
+}
+# Ranks that would run mismatched schedules (and hang) stop at MPI_Init.
+expect_split "a radix that differs between ranks" \
+  "Invalid MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL value \([35] on this rank; the ranks of MPI_COMM_WORLD hold values from 3 to 5" \
+  MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL=3 MPIR_CVAR_ALLREDUCE_KNOMIAL_KVAL=5
+expect_split "an algorithm that differs between ranks" \
+  "Invalid MPIR_CVAR_BCAST_INTRA_ALGORITHM value \(-?[0-9]+ on this rank; the ranks of MPI_COMM_WORLD hold values from" \
+  MPIR_CVAR_BCAST_INTRA_ALGORITHM=kring MPIR_CVAR_BCAST_INTRA_ALGORITHM=binomial
+printf '%s' '{"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {}}}' > "$tmp/one.json"
+printf '%s' '{"collective=bcast": {"algorithm=MPIR_Bcast_intra_kring": {}}}' > "$tmp/other.json"
+expect_split "selection files whose contents differ between ranks" \
+  "Invalid MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE value \($tmp/(one|other).json: the ranks of MPI_COMM_WORLD read selection files of different contents" \
+  MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/one.json" MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/other.json"
+# Equal contents under different paths (a copy on each node) agree.
+cp "$tmp/one.json" "$tmp/copy.json"
+out=$(timeout -k 5 120 "$mpiexec" -genv LD_LIBRARY_PATH "$prefix/lib" \
+  -n 1 -env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$tmp/one.json" "$bin" : \
+  -n 1 -env MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE "$tmp/copy.json" "$bin" 2>&1 </dev/null) ||
+  { echo "FAIL: equal selection files under two paths were refused: $(echo "$out" | tail -3)"; failures=$((failures + 1)); }
 
 [ $failures -eq 0 ] || exit 1
 echo "PASS: every bad setting stopped MPI_Init with a message naming it"

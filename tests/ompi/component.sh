@@ -59,8 +59,8 @@ if run 2 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allredu
 fi
 grep -q 'gencoll (rank [01]): coll_gencoll_allreduce_kring_kval: the radix k must be an integer >= 2' "$tmp/bad3" ||
   fail "k = 99999999999: no message naming the parameter: $(head -20 "$tmp/bad3")"
-# Values Open MPI reads as another number: "4x" as 4, "4k" as 4096.
-for v in 4x 4k; do
+# Values Open MPI reads as another number: "4x" as 4, "4k" as 4096, "010" as 8.
+for v in 4x 4k 010; do
   if run 2 --mca coll_gencoll_allreduce_algorithm kring --mca coll_gencoll_allreduce_kring_kval "$v" "$prog" -q \
       > "$tmp/bad4" 2>&1; then
     fail "k = $v did not stop the job"

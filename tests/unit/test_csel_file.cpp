@@ -407,9 +407,18 @@ TEST_CASE("bad selection files are reported with the file and the key", "[select
     CHECK(any_contains(parse_errors(R"({"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {}},
         "collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {}}})"),
                        "key \"collective=bcast\" appears twice in one object: JSON readers keep only one"));
+    // Keys are compared as decoded: "k\u003d4" is "k=4".
+    CHECK(any_contains(parse_errors(R"({"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {"k=4": {},
+        "k\u003d4": {}}}})"),
+                       "key \"k=4\" appears twice"));
     // The same key in different objects is no repetition.
     parse_ok(R"({"collective=bcast": {"comm_size<=4": {"algorithm=MPIR_Bcast_intra_knomial": {"k=4": {}}},
         "comm_size=any": {"algorithm=MPIR_Bcast_intra_knomial": {"k=4": {}}}}})");
+  }
+  SECTION("comments, which MPICH's json-c reads, are read") {
+    const auto f = parse_ok(R"({/* tuned for 4 nodes */ "collective=allreduce": { // all sizes
+        "algorithm=MPIR_Allreduce_intra_kring": {"k=4": {}}}})");
+    CHECK(f->select(call(Collective::allreduce, 4, 1024)).alg == Algorithm::kring);
   }
   SECTION("values that are not objects") {
     const auto errors = parse_errors(R"({"collective=allreduce": {"avg_msg_size<=64": "knomial",

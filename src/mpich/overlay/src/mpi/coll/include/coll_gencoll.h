@@ -298,6 +298,11 @@ extern const int MPII_Gencoll_radix_cvar_count;
  * libgencoll-mpich speaks this glue's ABI. */
 int MPII_Gencoll_init(void);
 
+/* Called from MPI_Init once MPI_COMM_WORLD works: stops it where the ranks'
+ * settings that decide a call's schedule differ (they would run mismatched
+ * schedules and hang), naming the setting. */
+int MPII_Gencoll_agree(MPIR_Comm * comm_ptr);
+
 /* Called from MPII_Coll_comm_cleanup: releases the programs the communicator
  * kept (MPIR_Comm.gencoll, mpich-4.0.2-5-comm-memo.patch). */
 void MPII_Gencoll_comm_cleanup(MPIR_Comm * comm);

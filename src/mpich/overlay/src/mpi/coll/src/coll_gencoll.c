@@ -792,3 +792,92 @@ int MPII_Gencoll_init(void)
   fn_fail:
     return mpi_errno;
 }
+
+/* FNV-1a of the selection file's bytes, 0 when there is none or it cannot
+ * be read (MPII_Coll_init has refused an unreadable file before this). */
+static uint64_t gencoll_file_hash(const char *path)
+{
+    uint64_t h = 1469598103934665603ull;
+    if (!path || !*path)
+        return 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    unsigned char buf[1 << 14];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        for (size_t i = 0; i < n; i++)
+            h = (h ^ buf[i]) * 1099511628211ull;
+    fclose(f);
+    return h;
+}
+
+int MPII_Gencoll_agree(MPIR_Comm * comm_ptr)
+{
+    int mpi_errno = MPI_SUCCESS;
+    /* The settings that decide which schedule a call runs: MPICH's algorithm
+     * CVARs of the collectives gencoll serves, every radix CVAR and the
+     * selection file's contents (its path may differ between nodes). */
+    static const char *const alg_names[] = {
+        "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM", "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
+        "MPIR_CVAR_BCAST_INTRA_ALGORITHM", "MPIR_CVAR_REDUCE_INTRA_ALGORITHM",
+        "MPIR_CVAR_REDUCE_SCATTER_INTRA_ALGORITHM", "MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM"
+    };
+    const int alg_values[] = {
+        MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM, MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM,
+        MPIR_CVAR_BCAST_INTRA_ALGORITHM, MPIR_CVAR_REDUCE_INTRA_ALGORITHM,
+        MPIR_CVAR_REDUCE_SCATTER_INTRA_ALGORITHM, MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM
+    };
+    const int nalg = (int) (sizeof(alg_values) / sizeof(alg_values[0]));
+    const int n = nalg + MPII_Gencoll_radix_cvar_count + 1;
+    if (!comm_ptr || comm_ptr->local_size < 2)
+        return MPI_SUCCESS;
+    /* Each setting's value and its complement: one MAX gives every value's
+     * largest and smallest over the ranks. */
+    uint64_t *v = MPL_malloc(2 * n * sizeof(uint64_t), MPL_MEM_COLL);
+    uint64_t *agreed = MPL_malloc(2 * n * sizeof(uint64_t), MPL_MEM_COLL);
+    if (!v || !agreed) {
+        MPL_free(v);
+        MPL_free(agreed);
+        MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
+    }
+    for (int i = 0; i < nalg; i++)
+        v[i] = (uint64_t) (int64_t) alg_values[i];
+    for (int i = 0; i < MPII_Gencoll_radix_cvar_count; i++)
+        v[nalg + i] = (uint64_t) (int64_t) * MPII_Gencoll_radix_cvars[i].value;
+    v[n - 1] = gencoll_file_hash(MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE);
+    for (int i = 0; i < n; i++)
+        v[n + i] = ~v[i];
+    /* A fixed algorithm: the selected ones depend on the settings compared. */
+    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
+    mpi_errno = MPIR_Allreduce_intra_recursive_doubling(v, agreed, 2 * n, MPI_UINT64_T, MPI_MAX,
+                                                        comm_ptr, &errflag);
+    if (mpi_errno == MPI_SUCCESS) {
+        for (int i = 0; i < n; i++) {
+            if (agreed[i] == ~agreed[n + i])
+                continue;
+            char value[200];
+            const char *name;
+            if (i < n - 1) {
+                name = i < nalg ? alg_names[i] : MPII_Gencoll_radix_cvars[i - nalg].name;
+                snprintf(value, sizeof(value), "%lld on this rank; the ranks of MPI_COMM_WORLD hold "
+                         "values from %lld to %lld: every rank must set it alike",
+                         (long long) (int64_t) v[i], (long long) (int64_t) ~agreed[n + i],
+                         (long long) (int64_t) agreed[i]);
+            } else {
+                name = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE";
+                snprintf(value, sizeof(value), "%.80s: the ranks of MPI_COMM_WORLD read selection "
+                         "files of different contents (or some none): every rank must read the same",
+                         MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE);
+            }
+            mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
+                                             MPI_ERR_OTHER, "**cvar_val", "**cvar_val %s %s", name,
+                                             value);
+            break;
+        }
+    }
+    MPL_free(v);
+    MPL_free(agreed);
+  fn_fail:
+    return mpi_errno;
+}
