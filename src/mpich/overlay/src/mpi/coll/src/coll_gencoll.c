@@ -858,8 +858,15 @@ int MPII_Gencoll_agree(MPIR_Comm * comm_ptr)
                 continue;
             char value[200];
             const char *name;
-            if (i < n - 1) {
-                name = i < nalg ? alg_names[i] : MPII_Gencoll_radix_cvars[i - nalg].name;
+            if (i < nalg) {
+                /* The text as set: the enum's numbers mean nothing to a user. */
+                const char *text = cvar_text(alg_names[i]);
+                name = alg_names[i];
+                snprintf(value, sizeof(value), "%.60s on this rank; the ranks of MPI_COMM_WORLD hold "
+                         "different values: every rank must set it alike",
+                         text ? text : "unset (MPICH's auto)");
+            } else if (i < n - 1) {
+                name = MPII_Gencoll_radix_cvars[i - nalg].name;
                 snprintf(value, sizeof(value), "%lld on this rank; the ranks of MPI_COMM_WORLD hold "
                          "values from %lld to %lld: every rank must set it alike",
                          (long long) (int64_t) v[i], (long long) (int64_t) ~agreed[n + i],
