@@ -10,6 +10,19 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 failures=0
+# judge DESCRIPTION PATTERN RC OUTPUT: a run that must have failed with a
+# message matching PATTERN.
+judge() {
+  local what=$1 pattern=$2 rc=$3 out=$4
+  if [ "$rc" -eq 0 ]; then
+    echo "FAIL: $what: MPI_Init accepted it"; failures=$((failures + 1))
+  elif ! echo "$out" | grep -qE -- "$pattern"; then
+    echo "FAIL: $what: no message matching /$pattern/ in:"; echo "$out" | tail -5 | sed 's/^/    | /'
+    failures=$((failures + 1))
+  else
+    echo "ok: $what: $(echo "$out" | grep -oE -- "$pattern" | head -n1)"
+  fi
+}
 # expect_failure DESCRIPTION PATTERN VAR=VALUE...
 expect_failure() {
   local what=$1 pattern=$2; shift 2
@@ -21,14 +34,7 @@ expect_failure() {
   # A launch that printed nothing at all (seen once under a fully loaded
   # machine, never reproduced) is tried again; a wrong message is not.
   [ $rc -ne 0 ] && [ -z "$out" ] && { out=$(run_module 2 "${genv[@]}" "$bin" 2>&1); rc=$?; }
-  if [ $rc -eq 0 ]; then
-    echo "FAIL: $what: MPI_Init accepted it"; failures=$((failures + 1))
-  elif ! echo "$out" | grep -qE -- "$pattern"; then
-    echo "FAIL: $what: no message matching /$pattern/ in:"; echo "$out" | tail -5 | sed 's/^/    | /'
-    failures=$((failures + 1))
-  else
-    echo "ok: $what: $(echo "$out" | grep -oE -- "$pattern" | head -n1)"
-  fi
+  judge "$what" "$pattern" "$rc" "$out"
 }
 
 expect_failure "unknown algorithm value" "Invalid MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM value \(knomail\)" \
@@ -125,14 +131,7 @@ expect_split() {
   local what=$1 pattern=$2 a=$3 b=$4 out rc
   out=$(timeout -k 5 120 "$mpiexec" -genv LD_LIBRARY_PATH "$prefix/lib" \
     -n 1 -env "${a%%=*}" "${a#*=}" "$bin" : -n 1 -env "${b%%=*}" "${b#*=}" "$bin" 2>&1 </dev/null); rc=$?
-  if [ $rc -eq 0 ]; then
-    echo "FAIL: $what: MPI_Init accepted it"; failures=$((failures + 1))
-  elif ! echo "$out" | grep -qE -- "$pattern"; then
-    echo "FAIL: $what: no message matching /$pattern/ in:"; echo "$out" | tail -5 | sed 's/^/    | /'
-    failures=$((failures + 1))
-  else
-    echo "ok: $what: $(echo "$out" | grep -oE -- "$pattern" | head -n1)"
-  fi
+  judge "$what" "$pattern" "$rc" "$out"
 }
 # Ranks that would run mismatched schedules (and hang) stop at MPI_Init.
 expect_split "a radix that differs between ranks" \
