@@ -17,7 +17,8 @@ cxx=$(command -v clang++ || command -v clang++-14 || true)
 out="$builddir/tests/fuzz"
 mkdir -p "$out"
 bin="$out/fuzz_inputs"
-sources=("$srcdir/tests/fuzz/fuzz_inputs.cpp" "$srcdir/src/runtime/csel_file.cpp" "$srcdir/src/runtime/config.cpp"
+sources=("$srcdir/tests/fuzz/fuzz_inputs.cpp" "$srcdir/src/runtime/csel_file.cpp" "$srcdir/src/runtime/mpich_algorithms.cpp"
+         "$srcdir/src/runtime/config.cpp"
          "$srcdir/selection/machine.cpp" "$srcdir/selection/machine_json.cpp" "$srcdir/selection/profiles.cpp" "$srcdir"/src/core/*.cpp "$srcdir"/coll/*.cpp)
 stale=0
 [ -x "$bin" ] || stale=1

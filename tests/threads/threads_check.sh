@@ -15,7 +15,7 @@ mkdir -p "$out"
 bin="$out/threads_check"
 sources=("$srcdir/tests/threads/threads_check.cpp" "$srcdir"/coll/*.cpp "$srcdir"/src/core/*.cpp
          "$srcdir/src/exec/executor.cpp" "$srcdir/src/exec/program.cpp" "$srcdir/src/cabi/bridge.cpp"
-         "$srcdir/src/runtime/csel_file.cpp")
+         "$srcdir/src/runtime/csel_file.cpp" "$srcdir/src/runtime/mpich_algorithms.cpp")
 stale=0
 [ -x "$bin" ] || stale=1
 for f in "${sources[@]}" "$srcdir"/src/*/*.hpp "$srcdir"/src/cabi/*.h "$srcdir"/coll/*.hpp "$srcdir"/tests/unit/c_transport.hpp; do
