@@ -6,6 +6,7 @@
 #include "src/ompi/coll_gencoll.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <ompi/runtime/mpiruntime.h>
 #include <opal/mca/base/mca_base_var.h>
 #include <opal/mca/base/mca_base_var_enum.h>
+#include <opal/mca/base/mca_base_vari.h>
 
 static int gencoll_register(void);
 static int gencoll_close(void);
@@ -77,18 +79,12 @@ static int gencoll_close(void)
     return OMPI_SUCCESS;
 }
 
-/* The text of parameter coll_gencoll_NAME where it is not a plain decimal
- * integer, else NULL. Open MPI reads an integer parameter with strtoull in
- * base 0 and ignores what follows ("4x" is 4), scales a suffix ("4k" is
- * 4096) and reads a leading 0 as octal ("010" is 8): a radix written so is
- * a mistake, not a radix. Only the environment is looked at, where
- * mpirun's --mca and OMPI_MCA_ settings reach the ranks. */
-static const char *malformed_integer(const char *name)
+/* Whether `v` is a plain decimal integer (spaces around it allowed). Open MPI
+ * reads an integer parameter with strtoull in base 0 and ignores what
+ * follows ("4x" is 4), scales a suffix ("4k" is 4096) and reads a leading 0
+ * as octal ("010" is 8): a radix written so is a mistake, not a radix. */
+static int plain_integer(const char *v)
 {
-    char env[160];
-    snprintf(env, sizeof(env), "OMPI_MCA_coll_gencoll_%s", name);
-    const char *v = getenv(env);
-    if (v == NULL) return NULL;
     const char *p = v;
     while (isspace((unsigned char) *p)) p++;
     if (*p == '+' || *p == '-') p++;
@@ -96,7 +92,30 @@ static const char *malformed_integer(const char *name)
     while (isdigit((unsigned char) *p)) p++;
     const int decimal = p > digits && (digits[0] != '0' || p == digits + 1);
     while (isspace((unsigned char) *p)) p++;
-    return decimal && *p == '\0' ? NULL : v;
+    return decimal && *p == '\0';
+}
+
+/* The text parameter coll_gencoll_NAME (registered as `index`) was given as,
+ * where it is not a plain decimal integer, else NULL; `where` gets " (FILE,
+ * line N)" for a value from a parameter file, "" otherwise. The value's
+ * source decides which text counts: the environment (where mpirun's --mca
+ * and OMPI_MCA_ settings reach the ranks) or the file line Open MPI took. */
+static const char *malformed_integer(int index, const char *name, char *where, size_t where_size)
+{
+    where[0] = '\0';
+    const mca_base_var_t *var = NULL;
+    if (index >= 0 && mca_base_var_get(index, &var) == OPAL_SUCCESS && var != NULL &&
+        (var->mbv_source == MCA_BASE_VAR_SOURCE_FILE || var->mbv_source == MCA_BASE_VAR_SOURCE_OVERRIDE)) {
+        const mca_base_var_file_value_t *fv = (const mca_base_var_file_value_t *) var->mbv_file_value;
+        if (fv == NULL || fv->mbvfv_value == NULL || plain_integer(fv->mbvfv_value)) return NULL;
+        snprintf(where, where_size, " (%s, line %d)", fv->mbvfv_file ? fv->mbvfv_file : "a parameter file",
+                 fv->mbvfv_lineno);
+        return fv->mbvfv_value;
+    }
+    char env[160];
+    snprintf(env, sizeof(env), "OMPI_MCA_coll_gencoll_%s", name);
+    const char *v = getenv(env);
+    return v == NULL || plain_integer(v) ? NULL : v;
 }
 
 static int gencoll_register(void)
@@ -168,10 +187,11 @@ static int gencoll_register(void)
                                                 MCA_BASE_VAR_SCOPE_ALL_EQ,
                                                 &mca_coll_gencoll_component.kval[coll][alg]);
             const int k = mca_coll_gencoll_component.kval[coll][alg];
-            const char *text = malformed_integer(kval_names[coll][alg]);
+            char where[PATH_MAX + 32];
+            const char *text = malformed_integer(kidx, kval_names[coll][alg], where, sizeof(where));
             if (text != NULL)
-                note_bad("coll_gencoll_%s = \"%s\": the radix k must be an integer >= 2 and <= %d\n",
-                         kval_names[coll][alg], text, GENCOLL_MAX_RADIX);
+                note_bad("coll_gencoll_%s = \"%s\"%s: the radix k must be an integer >= 2 and <= %d\n",
+                         kval_names[coll][alg], text, where, GENCOLL_MAX_RADIX);
             else if (kidx < 0) /* Open MPI refused the value (not an integer, out of its range) and kept 2 */
                 note_bad("coll_gencoll_%s: the radix k must be an integer >= 2 and <= %d\n",
                          kval_names[coll][alg], GENCOLL_MAX_RADIX);

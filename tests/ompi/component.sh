@@ -68,6 +68,24 @@ for v in 4x 4k 010; do
   grep -q "coll_gencoll_allreduce_kring_kval = \"$v\": the radix k must be an integer >= 2" "$tmp/bad4" ||
     fail "k = $v: no message naming the parameter and its text: $(head -20 "$tmp/bad4")"
 done
+# The same from a parameter file, which each rank reads itself: the message
+# names the file's line; a plain value there runs, and the environment's
+# value, which Open MPI prefers, is the one judged.
+printf '# gencoll test\ncoll_gencoll_allreduce_algorithm = kring\ncoll_gencoll_allreduce_kring_kval = 4k\n' > "$tmp/k4k.conf"
+printf 'coll_gencoll_allreduce_algorithm = kring\ncoll_gencoll_allreduce_kring_kval = 4\n' > "$tmp/k4.conf"
+if OMPI_MCA_mca_base_param_files=$tmp/k4k.conf run 2 "$prog" -q > "$tmp/bad5" 2>&1; then
+  fail "k = 4k in a parameter file did not stop the job"
+fi
+grep -q "coll_gencoll_allreduce_kring_kval = \"4k\" ($tmp/k4k.conf, line 3): the radix k must be an integer >= 2" "$tmp/bad5" ||
+  fail "k = 4k in a parameter file: no message naming the file and line: $(head -20 "$tmp/bad5")"
+OMPI_MCA_mca_base_param_files=$tmp/k4.conf run 5 --mca coll_gencoll_verbose 1 "$prog" -q > "$tmp/file4" 2>&1 ||
+  fail "k = 4 in a parameter file: $(tail -10 "$tmp/file4")"
+grep -q '^gencoll: allreduce .* p=5 root=0 algorithm=kring k=4$' "$tmp/file4" ||
+  fail "k = 4 in a parameter file did not run k-ring k = 4: $(grep -m3 '^gencoll: allreduce' "$tmp/file4")"
+OMPI_MCA_mca_base_param_files=$tmp/k4k.conf run 5 --mca coll_gencoll_allreduce_kring_kval 3 --mca coll_gencoll_verbose 1 \
+  "$prog" -q > "$tmp/file3" 2>&1 || fail "k = 3 over a file's 4k: $(tail -10 "$tmp/file3")"
+grep -q '^gencoll: allreduce .* p=5 root=0 algorithm=kring k=3$' "$tmp/file3" ||
+  fail "k = 3 given over a file's 4k did not run k-ring k = 3: $(grep -m3 '^gencoll: allreduce' "$tmp/file3")"
 echo "bad values: the job stops with the parameter and the valid values named"
 
 # 3. Verbose lines: what gencoll served with which k, and the non-commutative
