@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -91,6 +93,82 @@ std::string no_spaces(const std::string& s) {
   for (char c : s)
     if (c != ' ') r += c;
   return r;
+}
+
+// Past the comment that starts at `i` (`i` where none does).
+std::size_t skip_comment(const std::string& s, std::size_t i) {
+  if (s.compare(i, 2, "//") == 0) return std::min(s.find('\n', i), s.size());
+  if (s.compare(i, 2, "/*") != 0) return i;
+  const std::size_t end = s.find("*/", i + 2);
+  return end == std::string::npos ? s.size() : end + 2;
+}
+
+// Past whitespace (what json-c's isspace skips) and comments from `i`.
+std::size_t skip_blank(const std::string& s, std::size_t i) {
+  for (std::size_t next = i; i < s.size(); i = next) {
+    next = std::isspace(static_cast<unsigned char>(s[i])) ? i + 1 : skip_comment(s, i);
+    if (next == i) break;
+  }
+  return i;
+}
+
+// Whether a closing bracket is the next thing after `i`.
+bool closes_next(const std::string& s, std::size_t i) {
+  i = skip_blank(s, i);
+  return i < s.size() && (s[i] == '}' || s[i] == ']');
+}
+
+// MPICH's json-c reads more than JSON in its lenient mode: strings in single
+// quotes, raw control characters inside strings, \v and \f as spaces, and a
+// comma before a closing bracket. nlohmann reads none of these, so the text
+// is rewritten into the strict JSON json-c takes it for; a file the MPICH
+// module reads is then read here too, and meant alike. Comments stay (the
+// parser skips them) but are stepped over, so that a quote inside one starts
+// no string. Line breaks outside strings stay, so nlohmann's error positions
+// still point into the file.
+std::string as_strict_json(const std::string& in) {
+  std::string out;
+  out.reserve(in.size() + in.size() / 16);
+  char last = 0;  // the last character outside strings, comments and blanks
+  for (std::size_t i = 0; i < in.size();) {
+    const char c = in[i];
+    if (const std::size_t end = skip_comment(in, i); end != i) {
+      out.append(in, i, end - i);
+      i = end;
+    } else if (c == '"' || c == '\'') {
+      out += '"';
+      for (++i; i < in.size() && in[i] != c; ++i) {
+        const unsigned char ch = static_cast<unsigned char>(in[i]);
+        if (ch == '\\' && i + 1 < in.size()) {
+          out += in[i];
+          out += in[++i];  // json-c refuses \' as nlohmann does: left as it is
+        } else if (ch == '"') {
+          out += "\\\"";  // a double quote inside single quotes
+        } else if (ch == '\n' || ch == '\t' || ch == '\r') {
+          out += ch == '\n' ? "\\n" : ch == '\t' ? "\\t" : "\\r";
+        } else if (ch < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", ch);
+          out += esc;
+        } else {
+          out += in[i];
+        }
+      }
+      if (i < in.size()) {
+        out += '"';
+        ++i;
+      }
+      last = '"';
+    } else if (c == ',' && last != 0 && !std::strchr("{[,:", last) && closes_next(in, i + 1)) {
+      out += ' ';  // json-c drops a comma after the last member
+      ++i;
+    } else {
+      out += c == '\v' || c == '\f' ? ' ' : c;
+      if (!std::isspace(static_cast<unsigned char>(c))) last = c;
+      ++i;
+    }
+  }
+  return out;
 }
 
 bool starts_with(const std::string& s, const char* prefix) { return s.compare(0, std::strlen(prefix), prefix) == 0; }
@@ -642,9 +720,8 @@ SelectionFile::Loaded SelectionFile::parse(const std::string& text, const std::s
   };
   Json tree;
   try {
-    // Comments as MPICH's json-c reads them (its lenient mode), so that a
-    // file the module reads is read here too.
-    tree = Json::parse(text, watch, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+    // Comments and the rest of json-c's lenient forms as MPICH reads them.
+    tree = Json::parse(as_strict_json(text), watch, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const Json::exception& e) {
     return {nullptr, {origin + ": not valid JSON (" + e.what() + ")"}};
   }

@@ -420,6 +420,35 @@ TEST_CASE("bad selection files are reported with the file and the key", "[select
         "algorithm=MPIR_Allreduce_intra_kring": {"k=4": {}}}})");
     CHECK(f->select(call(Collective::allreduce, 4, 1024)).alg == Algorithm::kring);
   }
+  SECTION("json-c's lenient forms are read as MPICH reads them, and no more") {
+    // Single quotes (a double quote inside is a character), a comma before
+    // a closing bracket, \v and \f as blanks, a tab inside a key.
+    const auto f = parse_ok("{'collective=allreduce': {\v'comm_size<=4': {'algorithm=MPIR_Allreduce_intra_kring':"
+                            " {'k=3': {},},}, /* 'quoted' \"in\" comments */ \f\"comm_size=any\":"
+                            " {'algorithm=MPIR_Allreduce_intra_knomial': {},},}, // 'a\n"
+                            "'collective=bcast': {'algorithm=MPIR_Bcast_intra_knomial': {'k=5': {}, }}, }");
+    CHECK(f->select(call(Collective::allreduce, 4, 1024)).alg == Algorithm::kring);
+    CHECK(f->select(call(Collective::allreduce, 4, 1024)).k == 3);
+    CHECK(f->select(call(Collective::allreduce, 8, 1024)).alg == Algorithm::knomial);
+    CHECK(f->select(call(Collective::bcast, 8, 1024)).k == 5);
+    // A key with a double quote or a tab in it is no condition MPICH knows:
+    // refused by name, not as bad JSON.
+    CHECK(any_contains(parse_errors("{'collective=allreduce': {'algorithm=\"x\"': {}}}"),
+                       "key \"algorithm=\"x\"\""));
+    CHECK(any_contains(parse_errors("{'collective=allreduce': {\"comm\tsize<=4\": {}}}"), "key \"comm\tsize<=4\""));
+    // Duplicates are found across the two quotings.
+    CHECK(any_contains(parse_errors("{'collective=bcast': {}, \"collective=bcast\": {}}"),
+                       "key \"collective=bcast\" appears twice"));
+    // What json-c refuses stays refused: an empty member before the comma,
+    // two commas, \' as an escape; and what follows the top-level object,
+    // which json-c would drop, is refused too.
+    for (const char* bad : {"{,}", "{'collective=bcast': {},,}", "{'collective=bcast': {'k\\'s': {}}}",
+                            "{'collective=bcast': {'algorithm=MPIR_Bcast_intra_binomial': {}}} ,",
+                            "{\"collective=bcast\": {}} {\"collective=allreduce\": {}}", "{'collective=bcast': {}"}) {
+      INFO(bad);
+      CHECK(any_contains(parse_errors(bad), "not valid JSON"));
+    }
+  }
   SECTION("values that are not objects") {
     const auto errors = parse_errors(R"({"collective=allreduce": {"avg_msg_size<=64": "knomial",
         "avg_msg_size=any": {"algorithm=MPIR_Allreduce_intra_kring": 4}}})");
