@@ -218,7 +218,7 @@ def write_wrappers(root, registry):
                     f"    return MPII_Gencoll_{coll}(GENCOLL_{a['name'].upper()}, {args});",
                     "}", ""]
             cvars.append(kval_cvar(coll, a))
-    out.append("const struct MPII_Gencoll_radix_cvar MPII_Gencoll_radix_cvars[] = {")
+    out.append("const struct MPII_Gencoll_cvar MPII_Gencoll_radix_cvars[] = {")
     out += [f"    {{\"{v}\", &{v}}}," for v in cvars]
     out += ["};", "", "const int MPII_Gencoll_radix_cvar_count = "
             f"sizeof(MPII_Gencoll_radix_cvars) / sizeof(MPII_Gencoll_radix_cvars[0]);", ""]

@@ -121,6 +121,9 @@ bad_file "keys written differently (an escape) that json-c reads as one" escaped
 bad_file "keys that differ only in spaces (MPICH compares them without)" spaces \
   '{"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {"k=4": {}, "k = 4": {}}}}' \
   "key \"k = 4\" appears twice in one object"
+bad_file "two objects (json-c read the first and dropped the second, silently)" two \
+  '{"collective=bcast": {"algorithm=MPIR_Bcast_intra_knomial": {}}} {"collective=allreduce": {"algorithm=MPIR_Allreduce_intra_kring": {}}}' \
+  "text after the top-level object, at line 1, column 66 \\(\"\\{\"collective=allredu\"\\): a file holds one JSON object"
 mkfifo "$tmp/fifo.json"
 expect_failure "selection file: a FIFO nobody writes (it held MPI_Init)" "fifo.json value \(is not a regular file" \
   MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE="$tmp/fifo.json"

@@ -286,12 +286,13 @@ static inline int MPII_Gencoll_reduce_scatter(int alg, const void *sendbuf, void
     return MPII_Gencoll_run(&c);
 }
 
-/* Every radix CVAR (MPIR_CVAR_<COLL>_<ALG>_KVAL), generated with the wrappers. */
-struct MPII_Gencoll_radix_cvar {
+/* An integer CVAR, by name. */
+struct MPII_Gencoll_cvar {
     const char *name;
     const int *value;
 };
-extern const struct MPII_Gencoll_radix_cvar MPII_Gencoll_radix_cvars[];
+/* Every radix CVAR (MPIR_CVAR_<COLL>_<ALG>_KVAL), generated with the wrappers. */
+extern const struct MPII_Gencoll_cvar MPII_Gencoll_radix_cvars[];
 extern const int MPII_Gencoll_radix_cvar_count;
 
 /* Called from MPII_Coll_init: checks the radix CVARs and that the linked

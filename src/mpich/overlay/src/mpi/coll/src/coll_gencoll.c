@@ -743,7 +743,7 @@ int MPII_Gencoll_init(void)
 {
     int mpi_errno = MPI_SUCCESS;
     for (int i = 0; i < MPII_Gencoll_radix_cvar_count; i++) {
-        const struct MPII_Gencoll_radix_cvar *cv = &MPII_Gencoll_radix_cvars[i];
+        const struct MPII_Gencoll_cvar *cv = &MPII_Gencoll_radix_cvars[i];
         const char *text = cvar_text(cv->name);
         if (text && beyond_int(text)) {
             char value[160];
@@ -818,17 +818,16 @@ int MPII_Gencoll_agree(MPIR_Comm * comm_ptr)
     /* The settings that decide which schedule a call runs: MPICH's algorithm
      * CVARs of the collectives gencoll serves, every radix CVAR and the
      * selection file's contents (its path may differ between nodes). */
-    static const char *const alg_names[] = {
-        "MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM", "MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM",
-        "MPIR_CVAR_BCAST_INTRA_ALGORITHM", "MPIR_CVAR_REDUCE_INTRA_ALGORITHM",
-        "MPIR_CVAR_REDUCE_SCATTER_INTRA_ALGORITHM", "MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM"
+    static const struct MPII_Gencoll_cvar alg_cvars[] = {
+        {"MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM", &MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM},
+        {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM", &MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM},
+        {"MPIR_CVAR_BCAST_INTRA_ALGORITHM", &MPIR_CVAR_BCAST_INTRA_ALGORITHM},
+        {"MPIR_CVAR_REDUCE_INTRA_ALGORITHM", &MPIR_CVAR_REDUCE_INTRA_ALGORITHM},
+        {"MPIR_CVAR_REDUCE_SCATTER_INTRA_ALGORITHM", &MPIR_CVAR_REDUCE_SCATTER_INTRA_ALGORITHM},
+        {"MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM",
+         &MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM}
     };
-    const int alg_values[] = {
-        MPIR_CVAR_ALLGATHER_INTRA_ALGORITHM, MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM,
-        MPIR_CVAR_BCAST_INTRA_ALGORITHM, MPIR_CVAR_REDUCE_INTRA_ALGORITHM,
-        MPIR_CVAR_REDUCE_SCATTER_INTRA_ALGORITHM, MPIR_CVAR_REDUCE_SCATTER_BLOCK_INTRA_ALGORITHM
-    };
-    const int nalg = (int) (sizeof(alg_values) / sizeof(alg_values[0]));
+    const int nalg = (int) (sizeof(alg_cvars) / sizeof(alg_cvars[0]));
     const int n = nalg + MPII_Gencoll_radix_cvar_count + 1;
     if (!comm_ptr || comm_ptr->local_size < 2)
         return MPI_SUCCESS;
@@ -842,7 +841,7 @@ int MPII_Gencoll_agree(MPIR_Comm * comm_ptr)
         MPIR_ERR_SETANDJUMP(mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
     for (int i = 0; i < nalg; i++)
-        v[i] = (uint64_t) (int64_t) alg_values[i];
+        v[i] = (uint64_t) (int64_t) * alg_cvars[i].value;
     for (int i = 0; i < MPII_Gencoll_radix_cvar_count; i++)
         v[nalg + i] = (uint64_t) (int64_t) * MPII_Gencoll_radix_cvars[i].value;
     v[n - 1] = gencoll_file_hash(MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE);
@@ -860,8 +859,8 @@ int MPII_Gencoll_agree(MPIR_Comm * comm_ptr)
             const char *name;
             if (i < nalg) {
                 /* The text as set: the enum's numbers mean nothing to a user. */
-                const char *text = cvar_text(alg_names[i]);
-                name = alg_names[i];
+                name = alg_cvars[i].name;
+                const char *text = cvar_text(name);
                 snprintf(value, sizeof(value), "%.60s on this rank; the ranks of MPI_COMM_WORLD hold "
                          "different values: every rank must set it alike",
                          text ? text : "unset (MPICH's auto)");
