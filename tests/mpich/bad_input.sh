@@ -23,18 +23,23 @@ judge() {
     echo "ok: $what: $(echo "$out" | grep -oE -- "$pattern" | head -n1)"
   fi
 }
+# judge_run DESCRIPTION PATTERN COMMAND...: runs COMMAND and judges it. A
+# launch that printed nothing at all (seen under a fully loaded machine, in
+# single and MPMD launches, never reproduced alone) is tried once more; a
+# wrong message is not.
+judge_run() {
+  local what=$1 pattern=$2 out rc; shift 2
+  out=$("$@" 2>&1 </dev/null); rc=$?
+  [ $rc -ne 0 ] && [ -z "$out" ] && { out=$("$@" 2>&1 </dev/null); rc=$?; }
+  judge "$what" "$pattern" "$rc" "$out"
+}
 # expect_failure DESCRIPTION PATTERN VAR=VALUE...
 expect_failure() {
   local what=$1 pattern=$2; shift 2
   local -a genv=()
   local e
   for e in "$@"; do genv+=(-genv "${e%%=*}" "${e#*=}"); done
-  local out rc
-  out=$(run_module 2 "${genv[@]}" "$bin" 2>&1); rc=$?
-  # A launch that printed nothing at all (seen once under a fully loaded
-  # machine, never reproduced) is tried again; a wrong message is not.
-  [ $rc -ne 0 ] && [ -z "$out" ] && { out=$(run_module 2 "${genv[@]}" "$bin" 2>&1); rc=$?; }
-  judge "$what" "$pattern" "$rc" "$out"
+  judge_run "$what" "$pattern" run_module 2 "${genv[@]}" "$bin"
 }
 
 expect_failure "unknown algorithm value" "Invalid MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM value \(knomail\)" \
@@ -131,14 +136,9 @@ expect_failure "selection file: a FIFO nobody writes (it held MPI_Init)" "fifo.j
 # expect_split DESCRIPTION PATTERN VAR=VALUE0 VAR=VALUE1: rank 0 with the
 # first setting, rank 1 with the second; MPI_Init must stop, naming it.
 expect_split() {
-  local what=$1 pattern=$2 a=$3 b=$4 out rc
-  out=$(timeout -k 5 120 "$mpiexec" -genv LD_LIBRARY_PATH "$prefix/lib" \
-    -n 1 -env "${a%%=*}" "${a#*=}" "$bin" : -n 1 -env "${b%%=*}" "${b#*=}" "$bin" 2>&1 </dev/null); rc=$?
-  # As in expect_failure: a launch that printed nothing at all is tried once
-  # more (seen in a full run's load, 2026-12-02); a wrong message is not.
-  [ $rc -ne 0 ] && [ -z "$out" ] && { out=$(timeout -k 5 120 "$mpiexec" -genv LD_LIBRARY_PATH "$prefix/lib" \
-    -n 1 -env "${a%%=*}" "${a#*=}" "$bin" : -n 1 -env "${b%%=*}" "${b#*=}" "$bin" 2>&1 </dev/null); rc=$?; }
-  judge "$what" "$pattern" "$rc" "$out"
+  local what=$1 pattern=$2 a=$3 b=$4
+  judge_run "$what" "$pattern" timeout -k 5 120 "$mpiexec" -genv LD_LIBRARY_PATH "$prefix/lib" \
+    -n 1 -env "${a%%=*}" "${a#*=}" "$bin" : -n 1 -env "${b%%=*}" "${b#*=}" "$bin"
 }
 # Ranks that would run mismatched schedules (and hang) stop at MPI_Init.
 expect_split "a radix that differs between ranks" \
